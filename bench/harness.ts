@@ -1,0 +1,158 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import autocannon from 'autocannon';
+import pg from 'pg';
+
+export interface Figures {
+  label: string;
+  requestsPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  errors: number;
+  non2xx: number;
+  total: number;
+}
+
+export const PIN = process.env.BENCH_PINNED === '1';
+
+/** Re-runs this process on core 1 (servers go on core 0); returns false when already pinned or impossible. */
+export function pinSelf(): boolean {
+  if (PIN || process.env.BENCH_NO_PIN === '1' || process.platform !== 'linux') return false;
+  const probe = spawnSync('taskset', ['-c', '1', 'true']);
+  if (probe.status !== 0) return false;
+  const result = spawnSync('taskset', ['-c', '1', process.execPath, ...process.argv.slice(1)], {
+    stdio: 'inherit',
+    env: { ...process.env, BENCH_PINNED: '1' },
+  });
+  process.exit(result.status ?? 1);
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  return port;
+}
+
+/** Starts a child process and resolves once `readyUrl` answers 200. */
+export async function startProcess(
+  args: string[],
+  env: Record<string, string | undefined>,
+  readyUrl: string,
+  timeoutMs = 90_000,
+): Promise<ChildProcess> {
+  // Servers on core 0, the load generator (this process) on core 1, when taskset exists, so
+  // the two do not trade places on the CPUs between runs (it halves the run-to-run spread).
+  const pinned = PIN
+    ? (['taskset', ['-c', '0', process.execPath, ...args]] as const)
+    : ([process.execPath, args] as const);
+  const child = spawn(pinned[0], [...pinned[1]], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`process did not start: ${output.slice(-2000)}`)),
+      timeoutMs,
+    );
+    const collect = (chunk: Buffer) => {
+      output += chunk;
+    };
+    child.stdout?.on('data', collect);
+    child.stderr?.on('data', collect);
+    const poll = async () => {
+      while (child.exitCode === null) {
+        const ok = await fetch(readyUrl).then(
+          (r) => r.ok,
+          () => false,
+        );
+        if (ok) {
+          clearTimeout(timer);
+          return resolve();
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    void poll();
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`process exited with ${code}: ${output.slice(-2000)}`));
+    });
+  });
+  child.removeAllListeners('exit');
+  child.stdout?.resume();
+  child.stderr?.resume();
+  return child;
+}
+
+export async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  await once(child, 'exit');
+  clearTimeout(timer);
+}
+
+export type LoadOptions = Omit<autocannon.Options, 'url'> & { url: string };
+
+export async function load(label: string, options: LoadOptions): Promise<Figures> {
+  const result = await autocannon({ ...options });
+  return {
+    label,
+    requestsPerSec: result.requests.average,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+    total: result.requests.total,
+  };
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+export function printTable(rows: Figures[]): void {
+  const header = ['run', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'requests'];
+  const lines = rows.map((r) => [
+    r.label,
+    r.requestsPerSec.toFixed(0),
+    r.p50Ms.toFixed(1),
+    r.p99Ms.toFixed(1),
+    String(r.errors),
+    String(r.non2xx),
+    String(r.total),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
+  const fmt = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ');
+  console.log(fmt(header));
+  for (const line of lines) console.log(fmt(line));
+}
+
+/** A throwaway PostgreSQL database for one benchmark run. */
+export async function createBenchDatabase(
+  serverUrl: string,
+): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `bench_${Date.now()}_${process.pid}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const client = new pg.Client({ connectionString: serverUrl });
+      await client.connect();
+      await client.query(`drop database if exists ${name} with (force)`);
+      await client.end();
+    },
+  };
+}

@@ -1,0 +1,151 @@
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import {
+  createBenchDatabase,
+  type Figures,
+  freePort,
+  type LoadOptions,
+  load,
+  median,
+  PIN,
+  pinSelf,
+  printTable,
+  startProcess,
+  stopProcess,
+} from './harness.ts';
+
+/**
+ * `npm run bench -- <scenario> [--duration=10] [--connections=100] [--rounds=3]`
+ *
+ * Starts a bare Fastify baseline and the app in separate processes, drives each with
+ * autocannon from this process, alternating baseline and target for a few rounds with the
+ * same settings, and prints every run plus `ratio = median(target)/median(baseline)`.
+ * Scenarios live in bench/scenarios/<name>.ts.
+ */
+export interface Scenario {
+  description: string;
+  /** Services the app runs (`--services`). */
+  services: string;
+  /** Run the app on the local PostgreSQL/Redis/NATS instead of the embedded adapters. */
+  backends?: { postgres?: boolean; redis?: boolean; nats?: boolean };
+  /** Extra environment for the app process. */
+  env?: Record<string, string>;
+  baseline: { kind: 'get' | 'post'; bodyBytes?: number };
+  /** The ratio the issue asks for. */
+  target: number;
+  connections?: number;
+  /** Creates data through the API and returns the load to run against the app. */
+  prepare(
+    baseUrl: string,
+  ): Promise<Omit<LoadOptions, 'url' | 'duration' | 'connections'> & { path?: string }>;
+  /** The baseline's request options (same body as the target's). */
+  baselineRequest(
+    prepared: Awaited<ReturnType<Scenario['prepare']>>,
+  ): Omit<LoadOptions, 'url' | 'duration' | 'connections'>;
+  /** Checks after the run (e.g. no double booking); returns lines to print, throws on a violation. */
+  verify?(baseUrl: string): Promise<string[]>;
+}
+
+const SERVICES = {
+  postgres: process.env.BENCH_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/postgres',
+  redis: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
+  nats: process.env.BENCH_NATS_URL ?? 'nats://127.0.0.1:4222',
+};
+
+async function main() {
+  pinSelf();
+  const args = process.argv.slice(2);
+  const name = args.find((arg) => !arg.startsWith('--'));
+  const flag = (key: string, fallback: number) => {
+    const found = args.find((arg) => arg.startsWith(`--${key}=`));
+    return found ? Number(found.split('=')[1]) : fallback;
+  };
+  const dir = fileURLToPath(new URL('./scenarios/', import.meta.url));
+  const available = readdirSync(dir)
+    .filter((file) => file.endsWith('.ts'))
+    .map((file) => file.replace(/\.ts$/, ''));
+  if (!name || !available.includes(name)) {
+    console.error(`usage: npm run bench -- <${available.join('|')}> [--duration=10] [--connections=N]`);
+    process.exit(2);
+  }
+  const scenario: Scenario = (await import(`./scenarios/${name}.ts`)).default;
+  const duration = flag('duration', 10);
+  const rounds = flag('rounds', 3);
+  const connections = flag('connections', scenario.connections ?? 100);
+
+  const database = scenario.backends?.postgres ? await createBenchDatabase(SERVICES.postgres) : undefined;
+  const namespace = `bench_${Date.now()}`;
+  const appPort = await freePort();
+  const basePort = await freePort();
+  const dataDir = `./data/bench-${Date.now()}`;
+  const app = await startProcess(
+    ['src/main.ts'],
+    {
+      PORT: String(appPort),
+      HOST: '127.0.0.1',
+      BASE_URL: `http://127.0.0.1:${appPort}`,
+      SERVICES: scenario.services,
+      LOG_LEVEL: 'warn',
+      NAMESPACE: namespace,
+      DATA_DIR: dataDir,
+      DATABASE_URL: database?.url ?? '',
+      REDIS_URL: scenario.backends?.redis ? SERVICES.redis : '',
+      NATS_URL: scenario.backends?.nats ? SERVICES.nats : '',
+      ...scenario.env,
+    },
+    `http://127.0.0.1:${appPort}/health/live`,
+  );
+  const baseline = await startProcess(
+    ['bench/baseline.ts'],
+    {
+      PORT: String(basePort),
+      BASELINE_KIND: scenario.baseline.kind,
+      BASELINE_BODY_BYTES: String(scenario.baseline.bodyBytes ?? 0),
+    },
+    `http://127.0.0.1:${basePort}/ready`,
+  );
+  try {
+    const appUrl = `http://127.0.0.1:${appPort}`;
+    const prepared = await scenario.prepare(appUrl);
+    const { path = '/', ...targetOptions } = prepared;
+    const baseOptions = scenario.baselineRequest(prepared);
+    const common = { connections, duration };
+    console.log(`${name}: ${scenario.description}`);
+    console.log(
+      `${connections} connections, ${rounds} rounds of ${duration} s each, ${cpus().length} cores` +
+        `${PIN ? ' (servers on core 0, load on core 1)' : ''}; warming up…`,
+    );
+    const baseUrl = `http://127.0.0.1:${basePort}/target`;
+    await load('warm-up', { url: baseUrl, ...baseOptions, connections, duration: 2 });
+    await load('warm-up', { url: `${appUrl}${path}`, ...targetOptions, connections, duration: 2 });
+    const rows: Figures[] = [];
+    for (let round = 1; round <= rounds; round++) {
+      rows.push(await load(`baseline #${round}`, { url: baseUrl, ...baseOptions, ...common }));
+      rows.push(await load(`${name} #${round}`, { url: `${appUrl}${path}`, ...targetOptions, ...common }));
+    }
+    const rate = (baseline: boolean) =>
+      median(rows.filter((r) => r.label.startsWith('baseline') === baseline).map((r) => r.requestsPerSec));
+    printTable(rows);
+    console.log(`median req/s: baseline ${rate(true).toFixed(0)}, ${name} ${rate(false).toFixed(0)}`);
+    const ratio = rate(false) / rate(true);
+    const verdict = ratio >= scenario.target ? 'meets' : 'BELOW';
+    console.log(
+      `ratio = target/baseline = ${ratio.toFixed(3)} (${verdict} the target of ${scenario.target})`,
+    );
+    const checks = (await scenario.verify?.(appUrl)) ?? [];
+    for (const line of checks) console.log(line);
+    mkdirSync('bench/results', { recursive: true });
+    writeFileSync(
+      `bench/results/${name}.json`,
+      `${JSON.stringify({ name, at: new Date().toISOString(), connections, duration, rounds, rows, ratio, target: scenario.target, checks }, null, 2)}\n`,
+    );
+  } finally {
+    await stopProcess(app);
+    await stopProcess(baseline);
+    await database?.drop();
+    if (existsSync(dataDir)) (await import('node:fs')).rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();

@@ -1,0 +1,131 @@
+import { randomInt, randomUUID } from 'node:crypto';
+import type { Scenario } from '../run.ts';
+
+/**
+ * The seat race under load: 1,000 concurrent clients hold random seats (1 to 3) of one hot show
+ * on PostgreSQL, each with its own waiting-room admission token. Every request is a full hold:
+ * token check, seat lookup, the arbiter's conditional UPDATE in a transaction, cache drop.
+ * Seats run out as the run goes on, so later requests are mostly refused (409): both answers are
+ * decisions of the arbiter and both count. `verify` audits the show: no seat held twice, no hold
+ * missing a seat.
+ */
+const ADMIN = { 'content-type': 'application/json', 'x-admin-key': 'dev-admin-key' };
+const CLIENTS = 1000;
+const ROWS = 120;
+const SEATS_PER_ROW = 100;
+let showId = '';
+
+function rowLabel(index: number): string {
+  const letters = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
+  return index < 26 ? letters[index] : `${letters[Math.floor(index / 26) - 1]}${letters[index % 26]}`;
+}
+
+async function call(base: string, method: string, path: string, body?: unknown) {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: ADMIN,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+  return (await response.json()) as Record<string, unknown> & { screens: { screen_id: string }[] };
+}
+
+function randomSeats(): string[] {
+  const seats = new Set<string>();
+  const count = randomInt(1, 4);
+  while (seats.size < count) seats.add(`${rowLabel(randomInt(ROWS))}${randomInt(1, SEATS_PER_ROW + 1)}`);
+  return [...seats];
+}
+
+const scenario: Scenario = {
+  description: `POST /api/v1/shows/{id}/hold: ${CLIENTS} clients, random seats of one hot show (${ROWS * SEATS_PER_ROW} seats), PostgreSQL`,
+  services: 'booking',
+  backends: { postgres: true },
+  env: { BOOKING_DEMO: 'false', BOOKING_QUEUE_CAPACITY: String(CLIENTS) },
+  baseline: { kind: 'post' },
+  target: 0.2,
+  connections: CLIENTS,
+  async prepare(base) {
+    const city = await call(base, 'POST', '/api/v1/admin/cities', { name: 'Bench City' });
+    const movie = await call(base, 'POST', '/api/v1/admin/movies', {
+      title: 'The Sold-Out Premiere',
+      duration_minutes: 150,
+      language: 'English',
+      genres: ['Drama'],
+      release_date: '2025-12-01',
+    });
+    const theater = await call(base, 'POST', '/api/v1/admin/theaters', {
+      city_id: city.city_id,
+      name: 'Bench Arena',
+      screens: [
+        {
+          screen_number: 1,
+          screen_type: 'Arena',
+          rows: Array.from({ length: ROWS }, (_, i) => ({
+            row: rowLabel(i),
+            seats: SEATS_PER_ROW,
+            seat_type: 'REGULAR',
+          })),
+          prices: { REGULAR: 499 },
+        },
+      ],
+    });
+    const show = await call(base, 'POST', '/api/v1/admin/shows', {
+      movie_id: movie.movie_id,
+      screen_id: theater.screens[0].screen_id,
+      show_time: new Date(Date.now() + 86_400_000).toISOString(),
+      is_hot: true,
+    });
+    showId = String(show.show_id);
+    // Everyone goes through the waiting room first (capacity raised to the number of clients).
+    const admitted: { user: string; token: string }[] = [];
+    for (let i = 0; i < CLIENTS; i += 50) {
+      const batch = await Promise.all(
+        Array.from({ length: Math.min(50, CLIENTS - i) }, async () => {
+          const user = randomUUID();
+          const status = await call(base, 'GET', `/api/v1/shows/${showId}/queue?user_id=${user}`);
+          if (!status.admission_token) throw new Error(`not admitted: ${JSON.stringify(status)}`);
+          return { user, token: String(status.admission_token) };
+        }),
+      );
+      admitted.push(...batch);
+    }
+    return {
+      requests: [
+        {
+          method: 'POST',
+          path: `/api/v1/shows/${showId}/hold`,
+          headers: { 'content-type': 'application/json' },
+          setupRequest: (request) => {
+            const { user, token } = admitted[randomInt(admitted.length)];
+            return {
+              ...request,
+              body: JSON.stringify({ seat_ids: randomSeats(), user_id: user, admission_token: token }),
+            };
+          },
+        },
+      ],
+    };
+  },
+  baselineRequest: () => ({
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      seat_ids: ['C7', 'C8'],
+      user_id: randomUUID(),
+      admission_token: `${Date.now()}.${'x'.repeat(43)}`,
+    }),
+  }),
+  async verify(base) {
+    const audit = await call(base, 'GET', `/api/v1/admin/shows/${showId}/integrity`);
+    const lines = [
+      `audit of the show: ${audit.live_holds} holds stored, ${audit.held_seats} of ${ROWS * SEATS_PER_ROW} seats held`,
+      `double bookings: ${audit.double_booked_seats} (seats claimed by two live holds), incomplete holds: ${audit.incomplete_holds}`,
+    ];
+    if (audit.double_booked_seats !== 0 || audit.incomplete_holds !== 0) {
+      throw new Error(`the arbiter failed: ${lines.join('; ')}`);
+    }
+    return lines;
+  },
+};
+export default scenario;

@@ -1,0 +1,203 @@
+import formbody from '@fastify/formbody';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
+import { modulesFor, SERVICE_LINKS } from './modules.ts';
+import type { Adapters } from './platform/adapters.ts';
+import type { Config } from './platform/config.ts';
+import { migrateModule } from './platform/db/migrate.ts';
+import { platformError } from './platform/errors.ts';
+import { registerHealth } from './platform/http/health.ts';
+import { purgeExpiredIdempotencyKeys, registerIdempotency } from './platform/http/idempotency.ts';
+import { registerInputGuards } from './platform/http/input.ts';
+import { registerOpenApi } from './platform/http/openapi.ts';
+import { registerProblemHandlers, sendProblem, sendRawProblem, toAppError } from './platform/http/problem.ts';
+import { requestIdFor } from './platform/http/request-id.ts';
+import { registerSecurityHeaders } from './platform/http/security.ts';
+import { createSseHub } from './platform/http/sse.ts';
+import { createScheduler, type Scheduler } from './platform/jobs/index.ts';
+import { platformMigrations } from './platform/migrations.ts';
+import type { HealthCheck, ModuleInstance, PlatformDeps, ServiceModule } from './platform/module.ts';
+import { lazyChildLoggerFactory } from './platform/observability/lazy-logger.ts';
+import { createMetrics, type Metrics, registerRequestMetrics } from './platform/observability/metrics.ts';
+import { registerPages } from './platform/pages/index.ts';
+import type { Consumer } from './platform/queue/index.ts';
+
+export type App = FastifyInstance;
+
+export interface Platform {
+  modules: Map<string, ModuleInstance>;
+  metrics: Metrics;
+  scheduler: Scheduler;
+  /** Starts the queue consumers of every module (worker role). */
+  startWorkers(): Promise<void>;
+  /** Starts the periodic jobs (scheduler role). */
+  startScheduler(): void;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    platform: Platform;
+  }
+}
+
+export interface BuildOptions {
+  /** Pino options or an existing logger; tests pass `false`. */
+  logger?: FastifyServerOptions['logger'];
+  /** Register the HTTP routes of the services (the api role). Health, metrics and docs are always there. */
+  routes?: boolean;
+  /** Build these modules (and what they need) instead of `config.services`' ones: tests of an internal module. */
+  modules?: ServiceModule['name'][];
+  /**
+   * Public APIs to use as given instead of building those modules (tests: a recording double of a
+   * neighbour, e.g. `{notify: recorder}`); modules that need them receive these in `deps.modules`.
+   */
+  stubs?: Partial<Record<ServiceModule['name'], unknown>>;
+}
+
+/**
+ * Builds the Fastify app: platform plugins, migrations, then each enabled module. Starting
+ * workers and the scheduler is left to the caller (main.ts by role, tests by need);
+ * `app.close()` stops them after the last in-flight request has finished.
+ */
+export async function buildApp(config: Config, adapters: Adapters, options: BuildOptions = {}): Promise<App> {
+  const app = Fastify({
+    logger: options.logger ?? { level: config.logLevel },
+    // Access logs cost a log line per request; the request id is on every line that is written.
+    logController: new LogController({
+      disableRequestLogging: process.env.LOG_REQUESTS !== 'true',
+      requestIdLogLabel: 'requestId',
+    }),
+    genReqId: requestIdFor,
+    childLoggerFactory: lazyChildLoggerFactory,
+    bodyLimit: config.bodyLimitBytes,
+    trustProxy: config.trustProxy,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    // Router errors that happen before routing get the same problem+json as everything else.
+    frameworkErrors: (error, _request, reply) => sendProblem(reply, toAppError(error)),
+    routerOptions: {
+      maxParamLength: 200,
+      onMaxParamLength: (_path, request, response) =>
+        sendRawProblem(
+          request,
+          response,
+          platformError('uri_too_long', 'A path segment is longer than 200 characters'),
+        ),
+    },
+    ajv: {
+      customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: true },
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as FastifyInstance;
+
+  const db = adapters.database.db;
+  await migrateModule(adapters.database, 'platform', platformMigrations);
+  const stubs = options.stubs ?? {};
+  const modules = modulesFor(options.modules ?? config.services).filter((module) => !(module.name in stubs));
+  for (const module of modules) await migrateModule(adapters.database, module.name, module.migrations);
+
+  const metrics = createMetrics(
+    (topic) => adapters.queue.depth(topic),
+    () => adapters.database.poolStats(),
+  );
+  adapters.queue.events.on('outcome', (topic: string, outcome: string) =>
+    metrics.queueOutcomes.inc({ topic, outcome }),
+  );
+  adapters.queue.events.on('error', (error: unknown) => app.log.error({ err: error }, 'queue error'));
+  const scheduler = createScheduler(db, adapters.clock);
+  scheduler.events.on('ran', (job: string, outcome: string, seconds: number) => {
+    metrics.jobRuns.inc({ job, outcome });
+    metrics.jobDuration.observe({ job }, seconds);
+  });
+  scheduler.events.on('error', (job: string, error: unknown) =>
+    app.log.error({ err: error, job }, 'job failed'),
+  );
+  scheduler.add({
+    name: 'platform.purge_idempotency_keys',
+    schedule: '17 * * * *',
+    run: () => purgeExpiredIdempotencyKeys(db, adapters.clock.now()),
+  });
+
+  const sse = createSseHub();
+  let closing = false;
+  registerSecurityHeaders(app);
+  registerProblemHandlers(app);
+  registerInputGuards(app);
+  registerRequestMetrics(app, metrics);
+  registerIdempotency(app, db, adapters.clock, `idempotency:${config.secret}`);
+  await app.register(formbody);
+  registerPages(
+    app,
+    SERVICE_LINKS.map(({ title, href }) => ({ title, href })),
+  );
+  await registerOpenApi(app, config.baseUrl);
+
+  const instances = new Map<string, ModuleInstance>();
+  const apis = new Map<string, unknown>(Object.entries(stubs));
+  const deps: PlatformDeps = { ...adapters, config, log: app.log, metrics, sse, modules: apis };
+  for (const module of modules) {
+    const instance = await module.create(deps);
+    instances.set(module.name, instance);
+    if (instance.api !== undefined) apis.set(module.name, instance.api);
+    for (const job of instance.jobs ?? []) scheduler.add(job);
+  }
+
+  registerHealth(
+    app,
+    adapters,
+    () => moduleHealth(instances),
+    () => closing,
+  );
+  if (options.routes !== false) {
+    for (const instance of instances.values()) await instance.routes?.(app);
+  }
+  if (!app.hasRoute({ method: 'GET', url: '/' })) {
+    app.get('/', { schema: { hide: true } }, (_request, reply) =>
+      reply.page('/platform/pages/home', {
+        title: 'Home',
+        services: SERVICE_LINKS.map((link) => ({ ...link, available: config.services.includes(link.name) })),
+      }),
+    );
+  }
+
+  for (const link of SERVICE_LINKS) {
+    if (app.hasRoute({ method: 'GET', url: link.href })) continue;
+    const enabled = config.services.includes(link.name);
+    app.get(link.href, { schema: { hide: true } }, (_request, reply) =>
+      reply.code(enabled ? 200 : 404).page('/platform/pages/message', {
+        title: link.title,
+        message: enabled
+          ? `${link.title} is not built yet; its API will appear in the docs when it lands.`
+          : `${link.title} is not enabled in this process (see --services).`,
+        link: { href: '/', title: 'Back to the home page' },
+      }),
+    );
+  }
+
+  const consumers: Consumer[] = [];
+  app.decorate('platform', {
+    modules: instances,
+    metrics,
+    scheduler,
+    async startWorkers() {
+      for (const instance of instances.values()) consumers.push(...((await instance.startWorkers?.()) ?? []));
+    },
+    startScheduler: () => scheduler.start(),
+  } satisfies Platform);
+
+  app.addHook('preClose', async () => {
+    closing = true;
+    sse.closeAll();
+  });
+  // Runs once the server has stopped accepting and every in-flight request has been answered.
+  app.addHook('onClose', async () => {
+    await scheduler.stop();
+    await Promise.all(consumers.map((consumer) => consumer.stop()));
+    for (const instance of [...instances.values()].reverse()) await instance.close?.();
+  });
+  return app;
+}
+
+async function moduleHealth(instances: Map<string, ModuleInstance>): Promise<Record<string, HealthCheck>> {
+  const results = await Promise.all([...instances.values()].map((instance) => instance.health?.() ?? {}));
+  return Object.assign({}, ...results);
+}

@@ -1,0 +1,192 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { BOOKING_NOTIFICATION_TYPES } from '../../notify/api.ts';
+import { type PaymentsApi, TEST_CARDS } from '../../payments/api.ts';
+import { paymentsApi } from '../../payments/testing.ts';
+import {
+  assertProblem,
+  type BookingTestApp,
+  book,
+  bookingTestApp,
+  hold,
+  seatStatus,
+  seedShow,
+} from '../testing.ts';
+
+let t: BookingTestApp;
+let payments: PaymentsApi;
+
+before(async () => {
+  t = await bookingTestApp();
+  payments = paymentsApi(t.app);
+});
+after(() => t.close());
+
+async function confirmedBooking(showId: string, seats: string[]) {
+  const held = await hold(t.app, showId, seats);
+  assert.equal(held.statusCode, 201, held.body);
+  const booked = await book(t.app, held.json().hold_id, TEST_CARDS.success);
+  assert.equal(booked.statusCode, 201, booked.body);
+  return booked.json();
+}
+
+function cancel(id: string, userId: string, acceptNoRefund?: boolean) {
+  return t.app.inject({
+    method: 'POST',
+    url: `/api/v1/bookings/${id}/cancel`,
+    payload: {
+      user_id: userId,
+      ...(acceptNoRefund === undefined ? {} : { accept_no_refund: acceptNoRefund }),
+    },
+  });
+}
+
+describe('POST /api/v1/bookings/{id}/cancel', () => {
+  test('before the cutoff: CANCELLED, full refund, seats on sale again, the user told', async () => {
+    const { showId } = await seedShow(t, { inMs: 2 * 86_400_000 });
+    const booked = await confirmedBooking(showId, ['A1', 'A2']);
+    const response = await cancel(booked.booking_id, booked.user_id);
+    assert.equal(response.statusCode, 200, response.body);
+    const body = response.json();
+    assert.equal(body.status, 'CANCELLED');
+    assert.deepEqual(body.refund, { amount: booked.total_paid, status: 'COMPLETED' });
+    assert.equal(body.qr_code, null);
+    assert.equal((await payments.get(booked.payment_id))?.status, 'REFUNDED');
+    const seats = await seatStatus(t.app, showId);
+    assert.deepEqual([seats.A1, seats.A2], ['AVAILABLE', 'AVAILABLE']);
+    assert.equal((await hold(t.app, showId, ['A1'])).statusCode, 201);
+    const told = t.notify.ofType('booking_cancelled').find((n) => n.data.booking_id === booked.booking_id);
+    assert.ok(told);
+    for (const variable of BOOKING_NOTIFICATION_TYPES.booking_cancelled)
+      assert.ok(told.data[variable] !== undefined);
+    const refund = t.notify.ofType('refund_update').find((n) => n.data.booking_id === booked.booking_id);
+    assert.equal(refund?.data.refund_status, 'COMPLETED');
+    const ticket = await t.app.inject(`/api/v1/tickets/${booked.ticket_token}`);
+    assert.equal(ticket.json().valid, false);
+    assertProblem(await cancel(booked.booking_id, booked.user_id), 409, 'booking_not_cancellable');
+  });
+
+  test('after the cutoff (4 h before the show): 409 unless the user accepts no refund', async () => {
+    const { showId } = await seedShow(t, { inMs: 3 * 3_600_000 });
+    const booked = await confirmedBooking(showId, ['B1']);
+    const refused = assertProblem(
+      await cancel(booked.booking_id, booked.user_id),
+      409,
+      'refund_cutoff_passed',
+    );
+    assert.ok(refused.refund_cutoff);
+    assert.equal((await t.app.inject(`/api/v1/bookings/${booked.booking_id}`)).json().status, 'CONFIRMED');
+    const response = await cancel(booked.booking_id, booked.user_id, true);
+    assert.equal(response.statusCode, 200, response.body);
+    assert.equal(response.json().status, 'CANCELLED');
+    assert.equal(response.json().refund, null);
+    assert.equal((await payments.get(booked.payment_id))?.status, 'COMPLETED');
+    assert.equal((await seatStatus(t.app, showId)).B1, 'AVAILABLE');
+  });
+
+  test("someone else's booking is 404; a started show cannot be cancelled; unknown is 404", async () => {
+    const { showId } = await seedShow(t, { inMs: 2 * 3_600_000 });
+    const booked = await confirmedBooking(showId, ['C1']);
+    assertProblem(await cancel(booked.booking_id, randomUUID()), 404, 'booking_not_found');
+    assertProblem(await cancel(randomUUID(), booked.user_id), 404, 'booking_not_found');
+    t.clock.advance(2 * 3_600_000);
+    assertProblem(await cancel(booked.booking_id, booked.user_id, true), 409, 'booking_not_cancellable');
+    assert.equal((await t.app.inject(`/api/v1/bookings/${booked.booking_id}`)).json().status, 'CONFIRMED');
+  });
+});
+
+describe('POST /api/v1/shows/{id}/cancel (admin)', () => {
+  test('refunds every booker in full, tells each, closes the inventory; holds are refused afterwards', async () => {
+    const { showId } = await seedShow(t, { inMs: 86_400_000 });
+    const first = await confirmedBooking(showId, ['A1', 'A2']);
+    const second = await confirmedBooking(showId, ['D1']);
+    const held = (await hold(t.app, showId, ['E1'])).json();
+
+    assertProblem(
+      await t.app.inject({ method: 'POST', url: `/api/v1/shows/${showId}/cancel`, payload: {} }),
+      401,
+      'unauthorized',
+    );
+    assert.equal((await t.app.inject(`/api/v1/bookings/${first.booking_id}`)).json().status, 'CONFIRMED');
+
+    const response = await t.app.inject({
+      method: 'POST',
+      url: `/api/v1/shows/${showId}/cancel`,
+      headers: t.admin,
+      payload: { reason: 'projector broke' },
+    });
+    assert.equal(response.statusCode, 200, response.body);
+    assert.deepEqual(response.json(), {
+      show_id: showId,
+      status: 'CANCELLED',
+      bookings_cancelled: 2,
+      pending_bookings_failed: 0,
+      refund_total: first.total_paid + second.total_paid,
+    });
+    for (const booked of [first, second]) {
+      const after = (await t.app.inject(`/api/v1/bookings/${booked.booking_id}`)).json();
+      assert.equal(after.status, 'CANCELLED');
+      assert.deepEqual(after.refund, { amount: booked.total_paid, status: 'COMPLETED' });
+      assert.equal((await payments.get(booked.payment_id))?.status, 'REFUNDED');
+      const told = t.notify.ofType('booking_cancelled').find((n) => n.data.booking_id === booked.booking_id);
+      assert.match(String(told?.data.reason), /projector broke/);
+      assert.equal(told?.data.refund_amount, booked.total_paid);
+    }
+    assert.equal((await t.app.inject(`/api/v1/holds/${held.hold_id}`)).json().status, 'RELEASED');
+    assertProblem(await book(t.app, held.hold_id, TEST_CARDS.success), 410, 'hold_expired');
+    assert.equal((await t.app.inject(`/api/v1/shows/${showId}`)).json().status, 'CANCELLED');
+    const seats = await seatStatus(t.app, showId);
+    assert.ok(
+      Object.values(seats).every((status) => status === 'BOOKED'),
+      'no seat on sale',
+    );
+    assertProblem(await hold(t.app, showId, ['C3']), 410, 'show_cancelled');
+    const again = await t.app.inject({
+      method: 'POST',
+      url: `/api/v1/shows/${showId}/cancel`,
+      headers: t.admin,
+    });
+    assertProblem(again, 410, 'show_cancelled');
+  });
+});
+
+describe('reminders (clock)', () => {
+  test('24 h and 2 h before the show, once each; a booking made later than 24 h before gets only the 2 h one', async () => {
+    const { showId } = await seedShow(t, { inMs: 30 * 3_600_000 });
+    const early = await confirmedBooking(showId, ['A5']);
+    const showTime = new Date((await t.app.inject(`/api/v1/shows/${showId}`)).json().show_time).getTime();
+    const remindersOf = (id: string) =>
+      t.notify
+        .ofType('booking_reminder')
+        .filter((n) => n.data.booking_id === id)
+        .map((n) => n.data.hours_before);
+
+    t.clock.set(new Date(showTime - 24 * 3_600_000 - 60_000));
+    await t.app.platform.scheduler.runTick('booking.reminders', t.clock.now());
+    assert.deepEqual(remindersOf(early.booking_id), [], 'not yet');
+
+    t.clock.set(new Date(showTime - 24 * 3_600_000));
+    await t.app.platform.scheduler.runTick('booking.reminders', t.clock.now());
+    assert.deepEqual(remindersOf(early.booking_id), [24]);
+    const reminder = t.notify.ofType('booking_reminder').find((n) => n.data.booking_id === early.booking_id);
+    for (const variable of BOOKING_NOTIFICATION_TYPES.booking_reminder)
+      assert.ok(reminder?.data[variable] !== undefined);
+
+    const late = await confirmedBooking(showId, ['A6']);
+    t.clock.advance(60_000);
+    await t.app.platform.scheduler.runTick('booking.reminders', t.clock.now());
+    assert.deepEqual(remindersOf(early.booking_id), [24], 'once');
+    assert.deepEqual(remindersOf(late.booking_id), [], 'booked after its 24 h mark');
+
+    t.clock.set(new Date(showTime - 2 * 3_600_000));
+    await t.app.platform.scheduler.runTick('booking.reminders', t.clock.now());
+    assert.deepEqual(remindersOf(early.booking_id), [24, 2]);
+    assert.deepEqual(remindersOf(late.booking_id), [2]);
+    t.clock.advance(60_000);
+    await t.app.platform.scheduler.runTick('booking.reminders', t.clock.now());
+    const calls = t.notify.calls.filter((n) => n.type === 'booking_reminder');
+    assert.equal(calls.filter((n) => n.data.booking_id === early.booking_id).length, 2, 'each sent once');
+    assert.equal(calls.filter((n) => n.data.booking_id === late.booking_id).length, 1);
+  });
+});

@@ -1,0 +1,100 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Channel, NotificationRequest, NotifyApi } from '../../notify/api.ts';
+import type { ShowInfo } from '../catalogue/shapes.ts';
+import { fromMinor } from '../money.ts';
+import type { BookingRow } from './repository.ts';
+
+/**
+ * Booking's notifications through the notification service's public API (in-process). Each has a
+ * stable id, so a retry (or a second process doing the same) is dropped by notify as a duplicate.
+ * A failure to notify never fails a booking: it is logged. Variables follow DESIGN §3: times as
+ * ISO 8601 UTC (notify shows them in the recipient's zone), money as numbers, seats as a list.
+ */
+export function createBookingNotifier(deps: { notify: NotifyApi | undefined; log: FastifyBaseLogger }) {
+  const { notify, log } = deps;
+
+  async function send(request: NotificationRequest): Promise<void> {
+    if (!notify) return;
+    try {
+      await notify.send(request);
+    } catch (error) {
+      log.warn({ err: error, type: request.type, id: request.id }, 'booking notification not accepted');
+    }
+  }
+
+  const base = (booking: BookingRow, type: string, id: string, channels: Channel[]) => ({
+    id,
+    user_id: booking.user_id,
+    type,
+    channels,
+  });
+
+  return {
+    enabled: notify !== undefined,
+
+    async setContact(userId: string, contact: { email?: string; phone?: string }): Promise<void> {
+      if (!notify || (!contact.email && !contact.phone)) return;
+      try {
+        await notify.setContact(userId, contact);
+      } catch (error) {
+        log.warn({ err: error, userId }, 'could not store contact details with the notification service');
+      }
+    },
+
+    /** The ticket token goes as `qr_code`: notify's e-mail template renders it as a QR image. */
+    confirmed: (booking: BookingRow, show: ShowInfo, ticketToken: string) =>
+      send({
+        ...base(booking, 'booking_confirmed', `booking_confirmed:${booking.id}`, ['email', 'sms', 'push']),
+        priority: 'high',
+        data: {
+          booking_id: booking.id,
+          movie_title: show.movie_title,
+          theater_name: show.theater_name,
+          show_time: show.show_time,
+          seats: booking.seats,
+          total_paid: fromMinor(booking.total_minor),
+          qr_code: ticketToken,
+        },
+      }),
+
+    reminder: (booking: BookingRow, show: ShowInfo, hoursBefore: 24 | 2) =>
+      send({
+        ...base(booking, 'booking_reminder', `booking_reminder:${booking.id}:${hoursBefore}h`, [
+          'push',
+          'email',
+        ]),
+        data: {
+          booking_id: booking.id,
+          movie_title: show.movie_title,
+          theater_name: show.theater_name,
+          show_time: show.show_time,
+          hours_before: hoursBefore,
+        },
+      }),
+
+    cancelled: (booking: BookingRow, show: ShowInfo, refundMinor: number, reason: string) =>
+      send({
+        ...base(booking, 'booking_cancelled', `booking_cancelled:${booking.id}`, ['email', 'push']),
+        priority: 'high',
+        data: {
+          booking_id: booking.id,
+          movie_title: show.movie_title,
+          show_time: show.show_time,
+          refund_amount: fromMinor(refundMinor),
+          reason,
+        },
+      }),
+
+    refundUpdate: (booking: BookingRow, paymentId: string, refundMinor: number, status: string) =>
+      send({
+        ...base(booking, 'refund_update', `refund_update:${paymentId}:${status}`, ['email']),
+        data: {
+          booking_id: booking.id,
+          refund_amount: fromMinor(refundMinor),
+          refund_status: status,
+        },
+      }),
+  };
+}
+
+export type BookingNotifier = ReturnType<typeof createBookingNotifier>;

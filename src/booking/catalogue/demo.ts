@@ -1,0 +1,291 @@
+import { sql } from 'kysely';
+import { v7 } from 'uuid';
+import type { Clock } from '../../platform/clock.ts';
+import { addDays, localDate, zonedInstant } from '../time.ts';
+import { type CatalogueRepository, insertSeats, type MovieRow } from './repository.ts';
+import type { ScreenCreate } from './schemas.ts';
+import { seatsFor } from './shapes.ts';
+
+const TIMEZONE = 'Asia/Kolkata';
+const CITIES = [
+  {
+    name: 'Mumbai',
+    state: 'Maharashtra',
+    theaters: [
+      ['Galaxy Cinemas Andheri', 'Andheri West'],
+      ['Regal Plaza Colaba', 'Colaba Causeway'],
+    ],
+  },
+  {
+    name: 'Delhi',
+    state: 'Delhi',
+    theaters: [
+      ['Connaught Picture House', 'Connaught Place'],
+      ['Saket Starlight', 'Saket'],
+    ],
+  },
+  {
+    name: 'Bengaluru',
+    state: 'Karnataka',
+    theaters: [
+      ['Indiranagar Screens', '100 Feet Road, Indiranagar'],
+      ['Whitefield Cineplex', 'ITPL Main Road, Whitefield'],
+    ],
+  },
+  {
+    name: 'Chennai',
+    state: 'Tamil Nadu',
+    theaters: [
+      ['Marina Talkies', 'Triplicane'],
+      ['Velachery Grand', 'Velachery Main Road'],
+    ],
+  },
+  {
+    name: 'Hyderabad',
+    state: 'Telangana',
+    theaters: [
+      ['Banjara Hills Cinemas', 'Road No. 1, Banjara Hills'],
+      ['Hitech City Multiplex', 'Madhapur'],
+    ],
+  },
+];
+
+const MOVIES: Omit<MovieRow, 'id'>[] = [
+  movie(
+    'The Last Monsoon',
+    'Drama',
+    'Hindi',
+    148,
+    '2025-11-14',
+    8.4,
+    'A fisherman waits for the rain that saves his village.',
+  ),
+  movie(
+    'Orbit of Silence',
+    'Sci-Fi, Thriller',
+    'English',
+    132,
+    '2025-12-05',
+    8.1,
+    'A lone engineer hears a voice on a dead satellite.',
+  ),
+  movie(
+    'Kaala Samundar',
+    'Action, Adventure',
+    'Hindi',
+    156,
+    '2025-12-19',
+    7.6,
+    'Smugglers, a storm and a coast guard with a grudge.',
+  ),
+  movie(
+    'Midnight Express Lane',
+    'Thriller',
+    'English',
+    118,
+    '2025-10-31',
+    7.2,
+    'One night, one taxi, eleven stops and a secret.',
+  ),
+  movie(
+    'Chennai Nights',
+    'Romance, Drama',
+    'Tamil',
+    141,
+    '2025-11-28',
+    7.9,
+    'Two musicians share a flat and a deadline.',
+  ),
+  movie(
+    'Paper Kites',
+    'Animation, Family',
+    'English',
+    96,
+    '2025-12-12',
+    8.0,
+    'A kite that will not come down takes a girl across the city.',
+  ),
+  movie(
+    'Iron Ledger',
+    'Action',
+    'Telugu',
+    162,
+    '2025-12-25',
+    7.4,
+    'An accountant finds the one number that can topple a cartel.',
+  ),
+  movie(
+    'Whispering Dunes',
+    'Adventure',
+    'Hindi',
+    137,
+    '2025-09-19',
+    6.9,
+    'A caravan crosses the Thar with a map nobody trusts.',
+  ),
+  movie(
+    'The Quantum Heist',
+    'Sci-Fi, Action',
+    'English',
+    127,
+    '2025-11-07',
+    7.8,
+    'A crew robs a bank that exists in two places at once.',
+  ),
+  movie(
+    'Laughter Express',
+    'Comedy',
+    'Hindi',
+    122,
+    '2025-10-10',
+    6.7,
+    'A wedding party boards the wrong train.',
+  ),
+  movie(
+    'Bengaluru Blues',
+    'Comedy, Drama',
+    'Kannada',
+    129,
+    '2025-12-01',
+    7.3,
+    'A startup founder moves back in with his parents.',
+  ),
+  movie(
+    'Interstellar Drift',
+    'Sci-Fi, Drama',
+    'English',
+    151,
+    '2025-08-22',
+    8.6,
+    'A crew drifts past a black hole to find a new home.',
+  ),
+];
+
+const SCREENS: ScreenCreate[] = [
+  layout(
+    1,
+    'Standard',
+    [
+      ['A', 'H', 14, 'REGULAR'],
+      ['I', 'J', 12, 'PREMIUM'],
+    ],
+    { REGULAR: 180, PREMIUM: 280 },
+  ),
+  layout(
+    2,
+    'IMAX',
+    [
+      ['A', 'J', 16, 'REGULAR'],
+      ['K', 'L', 16, 'PREMIUM'],
+    ],
+    { REGULAR: 350, PREMIUM: 500 },
+  ),
+  layout(3, 'Gold Recliner', [['A', 'D', 8, 'RECLINER']], { RECLINER: 750 }),
+];
+const SHOW_TIMES = ['11:00', '15:00', '19:30'];
+const DAYS = 7;
+
+/**
+ * Loads the demo catalogue into an empty database: 5 cities, 10 theaters, 20 screens, 12 movies
+ * and a week of shows from today (the clock's), about 400 shows and 52,000 seat rows, in bulk
+ * inserts. Idempotent and safe when several processes start at once (advisory lock + emptiness
+ * check in one transaction). One evening show is marked hot, to show the waiting room.
+ */
+export async function loadDemoCatalogue(repo: CatalogueRepository, clock: Clock): Promise<boolean> {
+  return repo.db.transaction().execute(async (tx) => {
+    await sql`select pg_advisory_xact_lock(hashtextextended('booking.demo_catalogue', 0))`.execute(tx);
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from booking_cities`.execute(tx);
+    if ((rows[0]?.n ?? 0) > 0) return false;
+    const now = clock.now();
+    const movies = MOVIES.map((entry) => ({ ...entry, id: v7(), created_at: now }));
+    await repo.insertMovies(movies, tx);
+    const today = localDate(now, TIMEZONE);
+    const shows: Parameters<CatalogueRepository['insertShows']>[1] = [];
+    let screenIndex = 0;
+    for (const city of CITIES) {
+      const cityId = v7();
+      await sql`insert into booking_cities (id, name, state, timezone, created_at)
+        values (${cityId}, ${city.name}, ${city.state}, ${TIMEZONE}, ${now})`.execute(tx);
+      for (const [theaterIndex, [name, area]] of city.theaters.entries()) {
+        const theaterId = v7();
+        const screens = theaterIndex === 0 ? SCREENS : [SCREENS[0]];
+        await sql`insert into booking_theaters (id, city_id, name, address, total_screens, created_at)
+          values (${theaterId}, ${cityId}, ${name}, ${`${area}, ${city.name}`}, ${screens.length}, ${now})`.execute(
+          tx,
+        );
+        for (const screen of screens) {
+          const screenId = v7();
+          const seats = seatsFor(screen).map((seat) => ({ ...seat, screen_id: screenId }));
+          await sql`insert into booking_screens (id, theater_id, screen_number, total_seats, screen_type, created_at)
+            values (${screenId}, ${theaterId}, ${screen.screen_number}, ${seats.length}, ${screen.screen_type}, ${now})`.execute(
+            tx,
+          );
+          await insertSeats(tx, seats);
+          screenIndex++;
+          for (let day = 0; day < DAYS; day++) {
+            const date = addDays(today, day);
+            for (const [slot, time] of SHOW_TIMES.entries()) {
+              const start = zonedInstant(date, time, TIMEZONE);
+              if (start.getTime() <= now.getTime()) continue;
+              const film = movies[(screenIndex * 3 + day + slot) % movies.length];
+              shows.push({
+                id: v7(),
+                movie_id: film.id,
+                screen_id: screenId,
+                show_time: start,
+                end_time: new Date(start.getTime() + film.duration_minutes * 60_000),
+                price_multiplier: time === '19:30' ? 1.2 : 1,
+                is_hot:
+                  city.name === 'Mumbai' &&
+                  theaterIndex === 0 &&
+                  screen.screen_number === 2 &&
+                  day === 1 &&
+                  time === '19:30',
+                created_at: now,
+              });
+            }
+          }
+        }
+      }
+    }
+    await repo.insertShows(tx, shows);
+    return true;
+  });
+}
+
+function movie(
+  title: string,
+  genres: string,
+  language: string,
+  duration: number,
+  release: string,
+  rating: number,
+  description: string,
+): Omit<MovieRow, 'id'> {
+  return {
+    title,
+    description,
+    duration_minutes: duration,
+    language,
+    genres: genres.split(', '),
+    release_date: release,
+    poster_url: null,
+    rating,
+  };
+}
+
+function layout(
+  number: number,
+  type: string,
+  blocks: [string, string, number, 'REGULAR' | 'PREMIUM' | 'RECLINER'][],
+  prices: ScreenCreate['prices'],
+): ScreenCreate {
+  const rows = blocks.flatMap(([from, to, seats, seatType]) => {
+    const list = [];
+    for (let code = from.charCodeAt(0); code <= to.charCodeAt(0); code++) {
+      list.push({ row: String.fromCharCode(code), seats, seat_type: seatType });
+    }
+    return list;
+  });
+  return { screen_number: number, screen_type: type, rows, prices };
+}

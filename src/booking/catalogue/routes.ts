@@ -1,0 +1,207 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { ADMIN, requireAdminKey } from '../admin.ts';
+import {
+  City,
+  CityCreate,
+  CityShows,
+  DateQuery,
+  IdParams,
+  Movie,
+  MovieCreate,
+  MovieShows,
+  MovieShowsQuery,
+  MovieUpdate,
+  Screen,
+  ScreenCreate,
+  Show,
+  ShowCreate,
+  ShowUpdate,
+  Theater,
+  TheaterCreate,
+} from './schemas.ts';
+import type { CatalogueService } from './service.ts';
+
+const tags = ['booking'];
+
+export function catalogueRoutes(app: FastifyInstance, catalogue: CatalogueService, adminApiKey: string) {
+  const admin = requireAdminKey(adminApiKey);
+
+  app.get(
+    '/api/v1/cities',
+    {
+      schema: { tags, summary: 'List cities', response: { 200: Type.Object({ cities: Type.Array(City) }) } },
+    },
+    async () => ({ cities: await catalogue.listCities() }),
+  );
+
+  app.get(
+    '/api/v1/cities/:id/shows',
+    {
+      schema: {
+        tags,
+        summary: "A city's shows on a local date (default today), grouped by movie and theater",
+        params: Type.Object({
+          id: Type.String({ minLength: 1, maxLength: 100, description: 'City id or name' }),
+        }),
+        querystring: DateQuery,
+        response: { 200: CityShows },
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      const { date } = request.query as { date?: string };
+      return catalogue.cityShows(id, date);
+    },
+  );
+
+  app.get(
+    '/api/v1/movies/:id',
+    {
+      schema: {
+        tags,
+        summary: 'A movie',
+        params: IdParams,
+        response: {
+          200: Type.Evaluate(Type.Intersect([Movie, Type.Object({ cities: Type.Array(Type.String()) })])),
+        },
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      const movie = await catalogue.getMovie(id);
+      return { ...movie, cities: await catalogue.movieCities(id) };
+    },
+  );
+
+  app.get(
+    '/api/v1/movies/:id/shows',
+    {
+      schema: {
+        tags,
+        summary: "A movie's shows, by theater (one city and local date, or the coming week)",
+        params: IdParams,
+        querystring: MovieShowsQuery,
+        response: { 200: MovieShows },
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      return catalogue.movieShows(id, request.query as { city?: string; date?: string });
+    },
+  );
+
+  app.get(
+    '/api/v1/theaters/:id',
+    { schema: { tags, summary: 'A theater and its screens', params: IdParams, response: { 200: Theater } } },
+    async (request) => catalogue.getTheater((request.params as { id: string }).id),
+  );
+
+  app.get(
+    '/api/v1/shows/:id',
+    { schema: { tags, summary: 'A show', params: IdParams, response: { 200: Show } } },
+    async (request) => catalogue.getShow((request.params as { id: string }).id),
+  );
+
+  app.post(
+    '/api/v1/admin/cities',
+    {
+      onRequest: admin,
+      schema: { ...ADMIN, summary: 'Add a city', body: CityCreate, response: { 201: City } },
+    },
+    async (request, reply) =>
+      reply
+        .code(201)
+        .send(
+          await catalogue.createCity(request.body as { name: string; state?: string; timezone?: string }),
+        ),
+  );
+
+  app.post(
+    '/api/v1/admin/movies',
+    {
+      onRequest: admin,
+      schema: { ...ADMIN, summary: 'Add a movie', body: MovieCreate, response: { 201: Movie } },
+    },
+    async (request, reply) => reply.code(201).send(await catalogue.createMovie(request.body as MovieCreate)),
+  );
+
+  app.patch(
+    '/api/v1/admin/movies/:id',
+    {
+      onRequest: admin,
+      schema: {
+        ...ADMIN,
+        summary: 'Change a movie',
+        params: IdParams,
+        body: MovieUpdate,
+        response: { 200: Movie },
+      },
+    },
+    async (request) =>
+      catalogue.updateMovie((request.params as { id: string }).id, request.body as MovieUpdate),
+  );
+
+  app.post(
+    '/api/v1/admin/theaters',
+    {
+      onRequest: admin,
+      schema: {
+        ...ADMIN,
+        summary: 'Add a theater with its screens and seat layouts',
+        body: TheaterCreate,
+        response: { 201: Theater },
+      },
+    },
+    async (request, reply) =>
+      reply.code(201).send(await catalogue.createTheater(request.body as TheaterCreate)),
+  );
+
+  app.post(
+    '/api/v1/admin/theaters/:id/screens',
+    {
+      onRequest: admin,
+      schema: {
+        ...ADMIN,
+        summary: 'Add a screen with its seat layout',
+        params: IdParams,
+        body: ScreenCreate,
+        response: { 201: Screen },
+      },
+    },
+    async (request, reply) =>
+      reply
+        .code(201)
+        .send(await catalogue.addScreen((request.params as { id: string }).id, request.body as ScreenCreate)),
+  );
+
+  app.post(
+    '/api/v1/admin/shows',
+    {
+      onRequest: admin,
+      schema: {
+        ...ADMIN,
+        summary: 'Schedule a show (its seat inventory is created with it)',
+        body: ShowCreate,
+        response: { 201: Show },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await catalogue.createShow(request.body as ShowCreate)),
+  );
+
+  app.patch(
+    '/api/v1/admin/shows/:id',
+    {
+      onRequest: admin,
+      schema: {
+        ...ADMIN,
+        summary: 'Mark a show hot (waiting room) or not',
+        params: IdParams,
+        body: ShowUpdate,
+        response: { 200: Show },
+      },
+    },
+    async (request) =>
+      catalogue.setHot((request.params as { id: string }).id, (request.body as { is_hot: boolean }).is_hot),
+  );
+}

@@ -1,0 +1,136 @@
+import type { NotifyApi } from '../notify/api.ts';
+import type { ServiceModule } from '../platform/module.ts';
+import { createBookingNotifier } from './bookings/notifications.ts';
+import type { BookingPayments } from './bookings/payments.ts';
+import { createReminders } from './bookings/reminders.ts';
+import { createBookingsRepository } from './bookings/repository.ts';
+import { bookingsRoutes } from './bookings/routes.ts';
+import { createBookingsService } from './bookings/service.ts';
+import { createSettlement } from './bookings/settlement.ts';
+import { createTickets } from './bookings/tickets.ts';
+import { loadDemoCatalogue } from './catalogue/demo.ts';
+import { createCatalogueRepository } from './catalogue/repository.ts';
+import { catalogueRoutes } from './catalogue/routes.ts';
+import { createCatalogueService } from './catalogue/service.ts';
+import { bookingMigrations } from './migrations.ts';
+import { pageRoutes } from './pages/routes.ts';
+import { createSearchRepository } from './search/repository.ts';
+import { searchRoutes } from './search/routes.ts';
+import { createSearchService } from './search/service.ts';
+import { createSeatsRepository } from './seats/repository.ts';
+import { seatsRoutes } from './seats/routes.ts';
+import { createSeatsService } from './seats/service.ts';
+import { createTakenFilter } from './seats/taken-filter.ts';
+import { loadBookingSettings } from './settings.ts';
+import { bookingDb } from './tables.ts';
+import { createQueueLive } from './waiting-room/live.ts';
+import { createWaitingRoomRepository } from './waiting-room/repository.ts';
+import { waitingRoomRoutes } from './waiting-room/routes.ts';
+import { createWaitingRoomService } from './waiting-room/service.ts';
+
+/** Seat booking: catalogue, search, seat holds, bookings paid through `payments`, waiting room (README.md). */
+export const bookingModule: ServiceModule = {
+  name: 'booking',
+  needs: ['payments', 'notify'],
+  migrations: bookingMigrations,
+  async create(deps) {
+    const settings = loadBookingSettings(deps.config.env);
+    const { clock, cache, pubsub, config } = deps;
+    const log = deps.log.child({ module: 'booking' });
+    const db = bookingDb(deps.database.db);
+    if (settings.unsafeNoArbiter)
+      log.error('BOOKING_UNSAFE_NO_ARBITER is set: seats CAN be sold twice (tests only)');
+
+    const catalogueRepo = createCatalogueRepository(db);
+    const catalogue = createCatalogueService({ repo: catalogueRepo, cache, clock });
+    if (settings.demoCatalogue && (await loadDemoCatalogue(catalogueRepo, clock))) {
+      log.info('loaded the demo catalogue (BOOKING_DEMO=false skips it)');
+    }
+    const search = createSearchService({ repo: createSearchRepository(db), catalogue, cache, clock });
+    const seats = createSeatsService({
+      repo: createSeatsRepository(db, { unsafeNoArbiter: settings.unsafeNoArbiter }),
+      catalogue,
+      cache,
+      clock,
+      settings,
+      secret: config.secret,
+      filter: createTakenFilter({ clock, pubsub }),
+    });
+    const waitingRoom = createWaitingRoomService({
+      repo: createWaitingRoomRepository(db),
+      catalogue,
+      pubsub,
+      clock,
+      settings,
+      secret: config.secret,
+    });
+    const live = createQueueLive({ waitingRoom, pubsub, sse: deps.sse, log });
+    const payments = () => deps.modules.get('payments') as BookingPayments | undefined;
+    const notifier = createBookingNotifier({
+      notify: deps.modules.get('notify') as NotifyApi | undefined,
+      log,
+    });
+    const tickets = createTickets(config.secret);
+    const bookingsRepo = createBookingsRepository(db);
+    const settlement = createSettlement({
+      repo: bookingsRepo,
+      seats,
+      catalogue,
+      waitingRoom,
+      payments,
+      notifier,
+      tickets,
+      clock,
+      log,
+    });
+    const bookings = createBookingsService({
+      repo: bookingsRepo,
+      seats,
+      catalogue,
+      payments,
+      settlement,
+      notifier,
+      tickets,
+      clock,
+      settings,
+      secret: config.secret,
+      log,
+    });
+    const reminders = createReminders({ repo: bookingsRepo, catalogue, notifier, clock });
+    payments()?.onPaymentEvent('booking', (event) => settlement.settle(event.payment));
+    if (!payments()) log.warn('the payments module is not available: bookings answer 503');
+
+    return {
+      routes: async (app) => {
+        catalogueRoutes(app, catalogue, config.adminApiKey);
+        searchRoutes(app, search);
+        seatsRoutes(app, seats, { maxSeats: settings.maxSeatsPerHold, adminApiKey: config.adminApiKey });
+        waitingRoomRoutes(app, waitingRoom, live);
+        bookingsRoutes(app, bookings, config.adminApiKey);
+        pageRoutes(app, { catalogue, search, seats, bookings, settings, clock });
+      },
+      jobs: [
+        {
+          // Expired holds, payments that never answered, refunds to retry.
+          name: 'booking.sweep',
+          schedule: '*/15 * * * * *',
+          run: async ({ tickAt }) => {
+            await seats.releaseExpiredHolds(tickAt);
+            await settlement.failOverduePayments(tickAt);
+            await settlement.retryRefunds();
+          },
+        },
+        {
+          name: 'booking.reminders',
+          schedule: '* * * * *',
+          run: ({ tickAt }) => reminders.sendDue(tickAt).then(() => {}),
+        },
+        {
+          name: 'booking.queue_admit',
+          schedule: '*/5 * * * * *',
+          run: ({ tickAt }) => waitingRoom.admitWaiting(tickAt).then(() => {}),
+        },
+      ],
+    };
+  },
+};

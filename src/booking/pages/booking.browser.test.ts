@@ -1,0 +1,172 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, test } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import {
+  browserSkipReason,
+  launchBrowser,
+  type RunningServer,
+  screenshot,
+  startServer,
+} from '../../platform/testing-browser.ts';
+
+/**
+ * The whole path in a real browser on the real app (demo catalogue): search with autocomplete,
+ * a movie's shows, the seat map, hold with countdown, pay with the success card, the QR code;
+ * a second browser sees the seats taken; the waiting room of the hot show.
+ */
+const skip = browserSkipReason();
+let server: RunningServer;
+let browser: Browser;
+const errors: string[] = [];
+
+before(async () => {
+  if (skip) return;
+  // One admission at a time, so the waiting room test can show a place in line.
+  server = await startServer({ BOOKING_QUEUE_CAPACITY: '1' });
+  browser = await launchBrowser();
+});
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+/** JSON from the app; a body makes it a POST. */
+async function api<T>(path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
+  const response = await fetch(`${server.url}${path}`, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return (await response.json()) as T;
+}
+
+async function newPage(): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+  const page = await context.newPage();
+  page.on('pageerror', (error) => errors.push(error.message));
+  page.on('response', (response) => {
+    // Browsers ask for /favicon.ico on their own; the site has none.
+    if (response.status() >= 400 && !response.url().endsWith('/favicon.ico')) {
+      errors.push(`${response.status()} ${response.url()}`);
+    }
+  });
+  return page;
+}
+
+test('search, pick two seats, hold, pay with the test card, see the QR; another browser sees them taken', {
+  skip,
+}, async () => {
+  const page = await newPage();
+  await page.goto(`${server.url}/movies`);
+  assert.equal(await page.title(), 'Movies · Four Services');
+  await page.fill('#q', 'orbt of');
+  const suggestion = page.locator('#suggestions li a').first();
+  await suggestion.waitFor();
+  assert.match((await suggestion.textContent()) ?? '', /Orbit of Silence/);
+  await screenshot(page, 'booking-search-autocomplete');
+  await suggestion.click();
+  await page.waitForURL(/\/movies\/[0-9a-f-]{36}/);
+  await page.locator('a.slot:not(.hot)').first().waitFor();
+  await screenshot(page, 'booking-movie-shows');
+  await page.locator('a.slot:not(.hot)').first().click();
+  await page.waitForURL(/\/shows\/[0-9a-f-]{36}$/);
+  const showUrl = page.url();
+
+  const free = page.locator('#seatmap button.seat:not(.taken)');
+  await free.first().waitFor();
+  const labels = [await free.nth(20).getAttribute('data-seat'), await free.nth(21).getAttribute('data-seat')];
+  await free.nth(20).click();
+  await free.nth(21).click();
+  assert.equal(await page.textContent('#selected-seats'), labels.join(', '));
+  await page.click('#hold');
+  await page.locator('#checkout').waitFor({ state: 'visible' });
+  assert.match((await page.textContent('#countdown')) ?? '', /^(09:5\d|10:00)$/);
+  await screenshot(page, 'booking-seatmap-held');
+
+  await page.fill('#card', '4242 4242 4242 4242');
+  await page.click('#pay');
+  await page.waitForURL(/\/bookings\/[0-9a-f-]{36}$/);
+  const qr = page.locator('img#qr');
+  await qr.waitFor();
+  assert.match((await qr.getAttribute('src')) ?? '', /^data:image\/png;base64,/);
+  assert.equal(await page.textContent('#booking-status'), 'CONFIRMED');
+  assert.ok(
+    await qr.evaluate(
+      (img) =>
+        (img as unknown as { complete: boolean; naturalWidth: number }).complete &&
+        (img as unknown as { naturalWidth: number }).naturalWidth > 100,
+    ),
+    'the QR renders',
+  );
+  await screenshot(page, 'booking-confirmed-qr');
+
+  const other = await newPage();
+  await other.goto(showUrl);
+  await other.locator('#seatmap button.seat').first().waitFor();
+  for (const label of labels) {
+    const seat = other.locator(`#seatmap button.seat[data-seat="${label}"]`);
+    assert.ok(await seat.evaluate((el) => el.classList.contains('taken')), `${label} shows taken`);
+    assert.ok(await seat.isDisabled());
+  }
+  await screenshot(other, 'booking-seatmap-seen-by-another');
+
+  await page.goto(`${server.url}/my-bookings`);
+  await page.locator('#my-bookings li.card').first().waitFor();
+  assert.equal(await page.locator('#my-bookings li.card').count(), 1);
+  await screenshot(page, 'booking-my-bookings');
+  assert.deepEqual(errors, []);
+});
+
+test('a hot show: the waiting room shows the place in line live and admits when a slot frees', {
+  skip,
+}, async () => {
+  const listing = await api<{ items: { movie_id: string }[] }>('/api/v1/movies?city=Mumbai');
+  let hotShow: string | undefined;
+  for (const movie of listing.items) {
+    const shows = await api<{ theaters: { shows: { show_id: string; is_hot: boolean }[] }[] }>(
+      `/api/v1/movies/${movie.movie_id}/shows?city=Mumbai`,
+    );
+    for (const theater of shows.theaters) hotShow ??= theater.shows.find((show) => show.is_hot)?.show_id;
+  }
+  assert.ok(hotShow, 'the demo catalogue has a hot show');
+  // Someone else is admitted first and holds the only slot.
+  const first = randomUUID();
+  const admitted = await api<{ status: string; admission_token: string }>(
+    `/api/v1/shows/${hotShow}/queue?user_id=${first}`,
+  );
+  assert.equal(admitted.status, 'ADMITTED');
+
+  const page = await newPage();
+  await page.goto(`${server.url}/shows/${hotShow}`);
+  await page.waitForURL(/\/queue$/);
+  await page.locator('#position', { hasText: '#1' }).waitFor();
+  assert.match((await page.textContent('#wait')) ?? '', /about 10 minutes/);
+  await screenshot(page, 'booking-waiting-room');
+
+  // The first one books: the slot goes to the browser, which hears it over SSE.
+  const held = await api<{ hold_id: string }>(`/api/v1/shows/${hotShow}/hold`, {
+    seat_ids: ['A1'],
+    user_id: first,
+    admission_token: admitted.admission_token,
+  });
+  const booked = await api<{ status: string }>(
+    '/api/v1/bookings',
+    {
+      hold_id: held.hold_id,
+      payment_method: 'CARD',
+      payment_details: { card_number: '4242424242424242', exp_month: 12, exp_year: 2030, cvc: '123' },
+    },
+    { 'idempotency-key': randomUUID() },
+  );
+  assert.equal(booked.status, 'CONFIRMED');
+  await page.locator('#go:not([hidden])').waitFor();
+  assert.equal(await page.textContent('#position'), "It's your turn");
+  await screenshot(page, 'booking-waiting-room-admitted');
+  await page.waitForURL(new RegExp(`/shows/${hotShow}$`));
+  await page.locator('#seatmap button.seat').first().waitFor();
+  await page.locator('#seatmap button.seat:not(.taken)').first().click();
+  await page.click('#hold');
+  await page.locator('#checkout').waitFor({ state: 'visible' });
+  assert.deepEqual(errors, []);
+});

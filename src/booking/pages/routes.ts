@@ -1,0 +1,166 @@
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { Clock } from '../../platform/clock.ts';
+import { AppError } from '../../platform/errors.ts';
+import { serveStatic } from '../../platform/pages/index.ts';
+import type { BookingsService } from '../bookings/service.ts';
+import type { CatalogueService } from '../catalogue/service.ts';
+import { toShow } from '../catalogue/shapes.ts';
+import type { SearchQuery } from '../search/schemas.ts';
+import type { SearchService } from '../search/service.ts';
+import type { SeatsService } from '../seats/service.ts';
+import type { BookingSettings } from '../settings.ts';
+import { localDate } from '../time.ts';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+const STYLES = ['/static/booking/booking.css'];
+const page = { schema: { hide: true } };
+
+/** The booking pages: server-rendered, with small client modules for the interactive parts. */
+export function pageRoutes(
+  app: FastifyInstance,
+  deps: {
+    catalogue: CatalogueService;
+    search: SearchService;
+    seats: SeatsService;
+    bookings: BookingsService;
+    settings: BookingSettings;
+    clock: Clock;
+  },
+) {
+  const { catalogue, search, bookings, settings, clock } = deps;
+  serveStatic(app, 'booking', new URL('./static/', import.meta.url));
+
+  const notFound = (reply: FastifyReply, what: string) =>
+    reply.code(404).page('/platform/pages/message', {
+      title: 'Not found',
+      message: `No such ${what}.`,
+      tone: 'bad',
+      link: { href: '/movies', title: 'Find a movie' },
+      styles: STYLES,
+    });
+
+  app.get('/movies', page, async (request, reply) => {
+    const raw = request.query as Record<string, string | undefined>;
+    const query: SearchQuery = {
+      q: text(raw.q, 100),
+      city: text(raw.city, 100),
+      date: raw.date && DATE.test(raw.date) ? raw.date : undefined,
+      genre: text(raw.genre, 30),
+      language: text(raw.language, 50),
+      sort: ['relevance', 'rating', 'release_date'].includes(raw.sort ?? '')
+        ? (raw.sort as SearchQuery['sort'])
+        : undefined,
+      page: Math.min(1000, Math.max(1, Number.parseInt(raw.page ?? '1', 10) || 1)),
+      page_size: 12,
+    };
+    const [cities, facets] = await Promise.all([catalogue.listCities(), catalogue.facets()]);
+    if (query.city && !cities.some((city) => city.city_id === query.city || city.name === query.city)) {
+      query.city = undefined;
+    }
+    const results = await search.search(query);
+    const pages = Math.max(1, Math.ceil(results.total / 12));
+    return reply.page('/booking/pages/search', {
+      title: 'Movies',
+      query,
+      cities,
+      facets,
+      results,
+      pages,
+      pageLink: (n: number) =>
+        `/movies?${new URLSearchParams(clean({ ...raw, page: String(n) })).toString()}`,
+      styles: STYLES,
+      scripts: ['/static/booking/search.js'],
+    });
+  });
+
+  app.get('/movies/:id', page, async (request, reply) => {
+    const { id } = request.params as { id: string };
+    if (!UUID.test(id)) return notFound(reply, 'movie');
+    const raw = request.query as Record<string, string | undefined>;
+    const movie = await catalogue.getMovie(id).catch(unlessNotFound);
+    if (!movie) return notFound(reply, 'movie');
+    const cities = await catalogue.listCities();
+    const city = cities.find((entry) => entry.city_id === raw.city || entry.name === raw.city) ?? cities[0];
+    const today = localDate(clock.now(), city?.timezone ?? 'UTC');
+    const date = raw.date && DATE.test(raw.date) ? raw.date : undefined;
+    const listing = await catalogue.movieShows(id, { city: city?.city_id, date });
+    return reply.page('/booking/pages/movie', {
+      title: movie.title,
+      movie,
+      cities,
+      city,
+      date,
+      today,
+      listing,
+      styles: STYLES,
+    });
+  });
+
+  app.get('/shows/:id', page, async (request, reply) => {
+    const { id } = request.params as { id: string };
+    if (!UUID.test(id)) return notFound(reply, 'show');
+    const info = await catalogue.showInfo(id).catch(unlessNotFound);
+    if (!info) return notFound(reply, 'show');
+    return reply.page('/booking/pages/seats', {
+      title: `${info.movie_title} · seats`,
+      show: toShow(info),
+      holdMinutes: settings.holdMs / 60_000,
+      maxSeats: settings.maxSeatsPerHold,
+      styles: STYLES,
+      scripts: ['/static/booking/seatmap.js'],
+    });
+  });
+
+  app.get('/shows/:id/queue', page, async (request, reply) => {
+    const { id } = request.params as { id: string };
+    if (!UUID.test(id)) return notFound(reply, 'show');
+    const info = await catalogue.showInfo(id).catch(unlessNotFound);
+    if (!info) return notFound(reply, 'show');
+    return reply.page('/booking/pages/queue', {
+      title: `${info.movie_title} · waiting room`,
+      show: toShow(info),
+      capacity: settings.queueCapacity,
+      admissionMinutes: settings.admissionMs / 60_000,
+      styles: STYLES,
+      scripts: ['/static/booking/queue.js'],
+    });
+  });
+
+  app.get('/bookings/:id', page, async (request, reply) => {
+    const { id } = request.params as { id: string };
+    if (!UUID.test(id)) return notFound(reply, 'booking');
+    const booking = await bookings.get(id).catch(unlessNotFound);
+    if (!booking) return notFound(reply, 'booking');
+    return reply.header('cache-control', 'no-store').page('/booking/pages/booking', {
+      title: `Booking ${booking.seats.join(' ')}`,
+      booking,
+      cutoffHours: settings.refundCutoffMs / 3_600_000,
+      styles: STYLES,
+      scripts: ['/static/booking/booking.js'],
+    });
+  });
+
+  app.get('/my-bookings', page, async (_request, reply) =>
+    reply.page('/booking/pages/mine', {
+      title: 'My bookings',
+      styles: STYLES,
+      scripts: ['/static/booking/mine.js'],
+    }),
+  );
+}
+
+/** A 404 from the service means "no such thing" (a page that says so); anything else is an error. */
+function unlessNotFound(error: unknown): undefined {
+  if (error instanceof AppError && error.status === 404) return undefined;
+  throw error;
+}
+
+function text(value: string | undefined, max: number): string | undefined {
+  const trimmed = value?.trim();
+  return trimmed ? trimmed.slice(0, max) : undefined;
+}
+
+function clean(query: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(Object.entries(query).filter((entry): entry is [string, string] => !!entry[1]));
+}

@@ -1,0 +1,217 @@
+import { v7 } from 'uuid';
+import { type Cache, createReadThrough } from '../../platform/cache/index.ts';
+import type { Clock } from '../../platform/clock.ts';
+import { platformError } from '../../platform/errors.ts';
+import type { CatalogueService } from '../catalogue/service.ts';
+import type { ShowInfo } from '../catalogue/shapes.ts';
+import { err } from '../errors.ts';
+import { fromMinor, seatPrice } from '../money.ts';
+import type { BookingSettings } from '../settings.ts';
+import { admissionValid } from '../signing.ts';
+import type { HoldRow, SeatsRepository } from './repository.ts';
+import type { Hold, HoldRequest, SeatMap } from './schemas.ts';
+import type { TakenFilter } from './taken-filter.ts';
+
+/** Seat availability lives 30 s in the cache (spec) and is dropped on every hold, booking and release. */
+export const SEATS_TTL_MS = 30_000;
+
+/** Seat states as cached: which seats are not plainly AVAILABLE; "held until" is judged at read time. */
+interface CachedStates {
+  booked: string[];
+  held: [string, number][];
+}
+
+export function createSeatsService(deps: {
+  repo: SeatsRepository;
+  catalogue: CatalogueService;
+  cache: Cache;
+  clock: Clock;
+  settings: BookingSettings;
+  secret: string;
+  filter: TakenFilter;
+}) {
+  const { repo, catalogue, clock, settings, filter } = deps;
+  const cache = createReadThrough(deps.cache);
+  const seatsKey = (showId: string) => `booking:seats:${showId}`;
+
+  /** Seats were released or booked: the cached availability and the taken-filter go. */
+  async function seatsChanged(showId: string): Promise<void> {
+    await cache.invalidate(seatsKey(showId));
+    await filter.released(showId);
+  }
+
+  function toHold(row: HoldRow, now: Date): Hold {
+    const expired = row.status === 'HELD' && row.expires_at.getTime() <= now.getTime();
+    return {
+      hold_id: row.id,
+      show_id: row.show_id,
+      user_id: row.user_id,
+      seats: row.seats,
+      status: expired ? 'EXPIRED' : row.status,
+      expires_at: row.expires_at.toISOString(),
+      total_amount: fromMinor(row.total_minor),
+      currency: settings.currency,
+    };
+  }
+
+  /** A show open for holds: scheduled, not started. */
+  function assertOpen(show: ShowInfo, now: Date) {
+    if (show.status === 'CANCELLED') throw err('show_cancelled');
+    if (new Date(show.show_time).getTime() <= now.getTime()) throw err('show_started');
+  }
+
+  return {
+    seatsChanged,
+
+    async seatMap(showId: string): Promise<SeatMap> {
+      const show = await catalogue.showInfo(showId);
+      const layout = await catalogue.layout(show.screen_id);
+      const states = (await cache.get<CachedStates>(seatsKey(showId), async () => {
+        const rows = await repo.seatStates(showId);
+        const value: CachedStates = { booked: [], held: [] };
+        for (const row of rows) {
+          if (row.status === 'HELD') value.held.push([row.seat_id, row.held_until?.getTime() ?? 0]);
+          else value.booked.push(row.seat_id);
+        }
+        return { value, ttlMs: SEATS_TTL_MS };
+      }))!;
+      const now = clock.now().getTime();
+      const taken = new Set(states.booked);
+      for (const [seatId, until] of states.held) if (until > now) taken.add(seatId);
+      const closed = show.status === 'CANCELLED';
+      const seats = layout.seats.map((seat) => ({
+        seat_id: seat.label,
+        status: closed || taken.has(seat.id) ? ('BOOKED' as const) : ('AVAILABLE' as const),
+        price: fromMinor(seatPrice(seat.base_price_minor, show.multiplier_hundredths)),
+        row: seat.row,
+        number: seat.number,
+        seat_type: seat.type,
+      }));
+      return {
+        show_id: showId,
+        seats,
+        available: seats.filter((seat) => seat.status === 'AVAILABLE').length,
+        total: seats.length,
+        currency: settings.currency,
+      };
+    },
+
+    /** All or nothing: every requested seat is held for `holdMs`, or none is and 409 names the taken ones. */
+    async hold(showId: string, request: HoldRequest): Promise<Hold> {
+      const now = clock.now();
+      const show = await catalogue.showInfo(showId);
+      assertOpen(show, now);
+      if (show.is_hot) {
+        const token = request.admission_token;
+        if (!token || !admissionValid(deps.secret, token, showId, request.user_id, now)) {
+          throw err('admission_required', {
+            detail: token
+              ? 'The admission token is not valid for this show and user, or its time is up; join the queue again'
+              : 'This show is in high demand: join the waiting room and hold with the admission token it gives you',
+            extras: { queue_url: `/api/v1/shows/${showId}/queue?user_id=${request.user_id}` },
+          });
+        }
+      }
+      const labels = request.seat_ids.map((label) => label.toUpperCase());
+      if (new Set(labels).size !== labels.length) {
+        throw platformError('validation_failed', {
+          detail: 'body.seat_ids must not name a seat twice',
+          extras: { errors: [{ field: 'body.seat_ids', message: 'must not name a seat twice' }] },
+        });
+      }
+      const layout = await catalogue.layout(show.screen_id);
+      const unknown = labels.filter((label) => !layout.byLabel.has(label));
+      if (unknown.length > 0) {
+        throw err('unknown_seats', {
+          detail: `No seat ${unknown.join(', ')} on this screen`,
+          extras: { seats: unknown },
+        });
+      }
+      const seats = labels.map((label) => layout.byLabel.get(label)!);
+      const hold = {
+        id: v7(),
+        show_id: showId,
+        user_id: request.user_id,
+        seat_ids: seats.map((seat) => seat.id),
+        seats: labels,
+        total_minor: seats.reduce(
+          (sum, seat) => sum + seatPrice(seat.base_price_minor, show.multiplier_hundredths),
+          0,
+        ),
+        expires_at: new Date(now.getTime() + settings.holdMs),
+        created_at: now,
+      };
+      const known = filter.taken(showId, hold.seat_ids);
+      const claim = known.length > 0 ? undefined : await repo.claimSeats(hold, now);
+      if (claim)
+        filter.remember(
+          showId,
+          claim.taken.length > 0
+            ? claim.taken
+            : hold.seat_ids.map((id) => ({ id, until: hold.expires_at.getTime() })),
+        );
+      const takenIds = claim ? claim.taken.map((seat) => seat.id) : known;
+      if (takenIds.length > 0) {
+        // The inventory is closed once a show is cancelled (this process may not know yet).
+        if (claim?.closed) throw err('show_cancelled');
+        const taken = takenIds.map((id) => layout.byId.get(id)?.label ?? id);
+        throw err('seats_unavailable', {
+          detail: `Seat${taken.length > 1 ? 's' : ''} ${taken.join(', ')} ${taken.length > 1 ? 'are' : 'is'} not available`,
+          extras: { seats: taken },
+        });
+      }
+      await cache.invalidate(seatsKey(showId));
+      return toHold({ ...hold, status: 'HELD', released_at: null, release_reason: null }, now);
+    },
+
+    async getHold(id: string): Promise<Hold> {
+      const row = await repo.findHold(id);
+      if (!row) throw err('hold_not_found');
+      return toHold(row, clock.now());
+    },
+
+    async findHold(id: string): Promise<HoldRow | undefined> {
+      return repo.findHold(id);
+    },
+
+    /** The user lets the seats go before paying. */
+    async releaseHold(id: string, reason = 'released by user'): Promise<Hold> {
+      const released = await repo.releaseHold(id, reason, clock.now());
+      const row = await repo.findHold(id);
+      if (!row) throw err('hold_not_found');
+      if (released) await seatsChanged(row.show_id);
+      else if (row.status === 'BOOKED') throw err('hold_already_booked', { extras: { hold_id: id } });
+      return toHold(row, clock.now());
+    },
+
+    async extendHold(id: string, until: Date): Promise<void> {
+      await repo.extendHold(id, until);
+    },
+
+    /** Sweeper: releases expired holds so their seats show as available again. */
+    async releaseExpiredHolds(now: Date = clock.now()): Promise<number> {
+      let total = 0;
+      while (true) {
+        const { holds, showIds } = await repo.expireHolds(now);
+        for (const showId of showIds) await seatsChanged(showId);
+        total += holds;
+        if (holds < 1000) return total;
+      }
+    },
+
+    async integrity(showId: string) {
+      await catalogue.showInfo(showId);
+      const found = await repo.integrity(showId, clock.now());
+      return {
+        show_id: showId,
+        double_booked_seats: found.double_booked,
+        incomplete_holds: found.incomplete,
+        held_seats: found.held,
+        booked_seats: found.booked,
+        live_holds: found.live_holds,
+      };
+    },
+  };
+}
+
+export type SeatsService = ReturnType<typeof createSeatsService>;

@@ -1,0 +1,68 @@
+import { ConfigError } from '../platform/config.ts';
+
+type Env = Record<string, string | undefined>;
+
+/** The booking service's own settings, read once from the environment the config came from. */
+export interface BookingSettings {
+  /** How long a hold keeps its seats (spec: 10 minutes). */
+  holdMs: number;
+  /** Seats per hold (spec: at most 10). */
+  maxSeatsPerHold: number;
+  /** A confirmed booking cancelled at least this long before the show gets a full refund. */
+  refundCutoffMs: number;
+  /** How long `POST /bookings` waits for an asynchronous payment outcome before answering 202. */
+  paymentWaitMs: number;
+  /** A payment with no outcome after this long fails the booking and releases its hold. */
+  paymentTimeoutMs: number;
+  /** Waiting room: users admitted at once, and how long each admission lasts. */
+  queueCapacity: number;
+  admissionMs: number;
+  currency: string;
+  /** Load the demo catalogue into an empty database at start-up. */
+  demoCatalogue: boolean;
+  /**
+   * TEST ONLY: check-then-write without PostgreSQL deciding, so the race test's negative control
+   * can show it catches a double booking. Never set in production.
+   */
+  unsafeNoArbiter: boolean;
+}
+
+export function loadBookingSettings(env: Readonly<Env>): BookingSettings {
+  return {
+    holdMs: int(env, 'BOOKING_HOLD_MINUTES', 10, 1, 60) * 60_000,
+    maxSeatsPerHold: int(env, 'BOOKING_MAX_SEATS', 10, 1, 50),
+    refundCutoffMs: int(env, 'BOOKING_REFUND_CUTOFF_HOURS', 4, 0, 24 * 30) * 3_600_000,
+    paymentWaitMs: int(env, 'BOOKING_PAYMENT_WAIT_MS', 8000, 0, 120_000),
+    paymentTimeoutMs: int(env, 'BOOKING_PAYMENT_TIMEOUT_SECONDS', 120, 5, 3600) * 1000,
+    queueCapacity: int(env, 'BOOKING_QUEUE_CAPACITY', 100, 1, 100_000),
+    admissionMs: int(env, 'BOOKING_ADMISSION_MINUTES', 10, 1, 120) * 60_000,
+    currency: pattern(env, 'BOOKING_CURRENCY', 'INR', /^[A-Z]{3}$/),
+    demoCatalogue: bool(env, 'BOOKING_DEMO', true),
+    unsafeNoArbiter: bool(env, 'BOOKING_UNSAFE_NO_ARBITER', false),
+  };
+}
+
+function int(env: Readonly<Env>, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+function bool(env: Readonly<Env>, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (['true', '1', 'yes'].includes(raw)) return true;
+  if (['false', '0', 'no'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function pattern(env: Readonly<Env>, name: string, fallback: string, re: RegExp): string {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!re.test(raw)) throw new ConfigError(`${name} must match ${re}, got "${raw}"`);
+  return raw;
+}

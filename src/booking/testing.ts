@@ -1,0 +1,192 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import type { App } from '../app.ts';
+import type { NotificationAccepted, NotificationRequest, NotifyApi } from '../notify/api.ts';
+import type { TestClock } from '../platform/clock.ts';
+import { createTestApp, type TestApp } from '../platform/testing.ts';
+
+/** Helpers for the booking tests: an app on fresh adapters, a catalogue made through the admin API. */
+
+export interface RecordingNotify extends NotifyApi {
+  /** Accepted requests (a repeated id is dropped, as notify does). */
+  sent: NotificationRequest[];
+  /** Every call, repeats included. */
+  calls: NotificationRequest[];
+  contacts: { userId: string; email?: string; phone?: string }[];
+  ofType(type: string): NotificationRequest[];
+}
+
+/** A NotifyApi that records what booking sends (and drops repeated ids, like notify does). */
+export function recordingNotify(): RecordingNotify {
+  const sent: NotificationRequest[] = [];
+  const calls: NotificationRequest[] = [];
+  const contacts: RecordingNotify['contacts'] = [];
+  return {
+    sent,
+    calls,
+    contacts,
+    ofType: (type) => sent.filter((request) => request.type === type),
+    async send(request): Promise<NotificationAccepted> {
+      calls.push(request);
+      if (!request.id || !sent.some((earlier) => earlier.id === request.id)) sent.push(request);
+      return {
+        id: request.id ?? randomUUID(),
+        status: 'accepted',
+        channels: request.channels.map((channel) => ({ channel, status: 'queued' })),
+      };
+    },
+    async setContact(userId, contact) {
+      contacts.push({ userId, ...contact });
+    },
+  };
+}
+
+export interface BookingTestApp extends TestApp {
+  notify: RecordingNotify;
+  admin: Record<string, string>;
+}
+
+export async function bookingTestApp(
+  options: { env?: Record<string, string>; clock?: TestClock; notify?: 'recording' | 'real' } = {},
+): Promise<BookingTestApp> {
+  const notify = recordingNotify();
+  const test = await createTestApp({
+    services: ['booking'],
+    clock: options.clock,
+    env: { BOOKING_DEMO: 'false', BOOKING_PAYMENT_WAIT_MS: '300', ...options.env },
+    stubs: options.notify === 'real' ? undefined : { notify },
+  });
+  return { ...test, notify, admin: { 'x-admin-key': test.config.adminApiKey } };
+}
+
+export const LAYOUT = {
+  screen_number: 1,
+  screen_type: 'Standard',
+  rows: [
+    { row: 'A', seats: 10, seat_type: 'REGULAR' },
+    { row: 'B', seats: 10, seat_type: 'REGULAR' },
+    { row: 'C', seats: 10, seat_type: 'REGULAR' },
+    { row: 'D', seats: 8, seat_type: 'PREMIUM' },
+    { row: 'E', seats: 4, seat_type: 'RECLINER' },
+  ],
+  prices: { REGULAR: 200, PREMIUM: 300.5, RECLINER: 500 },
+};
+
+export interface Seeded {
+  cityId: string;
+  movieId: string;
+  theaterId: string;
+  screenId: string;
+  showId: string;
+}
+
+let seedCounter = 0;
+
+/** A city, a movie, a theater with one screen (LAYOUT, 42 seats) and one show `inMs` from now. */
+export async function seedShow(
+  test: BookingTestApp,
+  options: { inMs?: number; hot?: boolean; multiplier?: number; title?: string; city?: string } = {},
+): Promise<Seeded> {
+  const { app, admin } = test;
+  const n = ++seedCounter;
+  const city = await post(
+    app,
+    '/api/v1/admin/cities',
+    { name: options.city ?? `Testville ${n}`, timezone: 'Asia/Kolkata' },
+    admin,
+  );
+  const movie = await post(
+    app,
+    '/api/v1/admin/movies',
+    {
+      title: options.title ?? `The Test Movie ${n}`,
+      duration_minutes: 120,
+      language: 'English',
+      genres: ['Drama'],
+      release_date: '2025-12-01',
+      rating: 7.5,
+    },
+    admin,
+  );
+  const theater = await post(
+    app,
+    '/api/v1/admin/theaters',
+    { city_id: city.city_id, name: `Test Theater ${n}`, address: 'Main Street 1', screens: [LAYOUT] },
+    admin,
+  );
+  const show = await post(
+    app,
+    '/api/v1/admin/shows',
+    {
+      movie_id: movie.movie_id,
+      screen_id: theater.screens[0].screen_id,
+      show_time: new Date(test.clock.now().getTime() + (options.inMs ?? 3 * 86_400_000)).toISOString(),
+      price_multiplier: options.multiplier ?? 1.5,
+      is_hot: options.hot ?? false,
+    },
+    admin,
+  );
+  return {
+    cityId: city.city_id,
+    movieId: movie.movie_id,
+    theaterId: theater.theater_id,
+    screenId: theater.screens[0].screen_id,
+    showId: show.show_id,
+  };
+}
+
+export async function post(app: App, url: string, payload: unknown, headers: Record<string, string> = {}) {
+  const response = await app.inject({ method: 'POST', url, payload: payload as object, headers });
+  assert.equal(response.statusCode, 201, `${url}: ${response.body}`);
+  return response.json();
+}
+
+export function hold(
+  app: App,
+  showId: string,
+  seats: string[],
+  userId: string = randomUUID(),
+  token?: string,
+) {
+  return app.inject({
+    method: 'POST',
+    url: `/api/v1/shows/${showId}/hold`,
+    payload: { seat_ids: seats, user_id: userId, ...(token ? { admission_token: token } : {}) },
+  });
+}
+
+export function book(
+  app: App,
+  holdId: string,
+  cardNumber: string,
+  key: string = randomUUID(),
+  extra: object = {},
+) {
+  return app.inject({
+    method: 'POST',
+    url: '/api/v1/bookings',
+    headers: { 'idempotency-key': key },
+    payload: {
+      hold_id: holdId,
+      payment_method: 'CARD',
+      payment_details: { card_number: cardNumber, exp_month: 12, exp_year: 2030, cvc: '123' },
+      ...extra,
+    },
+  });
+}
+
+export async function seatStatus(app: App, showId: string): Promise<Record<string, string>> {
+  const response = await app.inject(`/api/v1/shows/${showId}/seats`);
+  assert.equal(response.statusCode, 200, response.body);
+  return Object.fromEntries(
+    response.json().seats.map((seat: { seat_id: string; status: string }) => [seat.seat_id, seat.status]),
+  );
+}
+
+export function assertProblem(response: Awaited<ReturnType<App['inject']>>, status: number, code: string) {
+  assert.equal(response.statusCode, status, response.body);
+  assert.match(String(response.headers['content-type']), /^application\/problem\+json/);
+  const body = response.json();
+  assert.equal(body.code, code, response.body);
+  return body;
+}

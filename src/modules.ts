@@ -1,0 +1,51 @@
+import { bookingModule } from './booking/module.ts';
+import { parkingModule } from './parking/module.ts';
+import { pasteModule } from './paste/module.ts';
+import { paymentsModule } from './payments/module.ts';
+import type { ServiceName } from './platform/config.ts';
+import type { ServiceModule } from './platform/module.ts';
+
+/** The services shown on the home page and in every page's navigation. */
+export const SERVICE_LINKS: { name: ServiceName; title: string; href: string; description: string }[] = [
+  {
+    name: 'paste',
+    title: 'Text sharing',
+    href: '/paste',
+    description: 'Share text under a short, unguessable link, with expiry, privacy and passwords.',
+  },
+  {
+    name: 'notify',
+    title: 'Notifications',
+    href: '/notify',
+    description: 'Push, SMS and e-mail with preferences, quiet hours, limits and retries.',
+  },
+  {
+    name: 'booking',
+    title: 'Seat booking',
+    href: '/movies',
+    description: 'Find a movie, pick seats on the map, hold them and pay.',
+  },
+  {
+    name: 'parking',
+    title: 'Parking lot',
+    href: '/parking',
+    description: 'Entry and exit panels, pricing and live display boards.',
+  },
+];
+
+const REGISTRY: ServiceModule[] = [paymentsModule, pasteModule, parkingModule, bookingModule];
+
+/** Every module a set of services (or internal modules, e.g. 'payments' in its tests) needs, dependencies first. */
+export function modulesFor(services: readonly ServiceModule['name'][]): ServiceModule[] {
+  const wanted = new Set<string>();
+  const visit = (name: string) => {
+    const module = REGISTRY.find((candidate) => candidate.name === name);
+    if (!module || wanted.has(name)) return;
+    for (const need of module.needs ?? []) visit(need);
+    wanted.add(name);
+  };
+  for (const service of services) visit(service);
+  return REGISTRY.filter((module) => wanted.has(module.name)).sort(
+    (a, b) => [...wanted].indexOf(a.name) - [...wanted].indexOf(b.name),
+  );
+}

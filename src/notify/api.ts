@@ -1,0 +1,55 @@
+/**
+ * The notification service's public interface: what other modules (booking) call in-process,
+ * and the shape of `POST /api/notifications`. Other modules import types from this file only.
+ */
+export const CHANNELS = ['push', 'sms', 'email'] as const;
+export type Channel = (typeof CHANNELS)[number];
+
+export type Priority = 'critical' | 'high' | 'normal' | 'low';
+
+export interface NotificationRequest {
+  /** Makes the request idempotent for 24 h (like an Idempotency-Key). */
+  id?: string;
+  user_id: string;
+  /** A known type with templates, e.g. `booking_confirmed`. */
+  type: string;
+  channels: Channel[];
+  /** Template variables. */
+  data: Record<string, unknown>;
+  priority?: Priority;
+  /** Batch lane only: when to send (ISO 8601). */
+  send_at?: string;
+}
+
+export type ChannelOutcome = 'queued' | 'scheduled' | 'skipped' | 'rate_limited';
+
+export interface NotificationAccepted {
+  id: string;
+  status: 'accepted' | 'rate_limited';
+  channels: { channel: Channel; status: ChannelOutcome; reason?: string; retry_after?: number }[];
+}
+
+export interface NotifyApi {
+  send(request: NotificationRequest, options?: { idempotencyKey?: string }): Promise<NotificationAccepted>;
+  /** Sets a user's addresses (booking knows them from checkout), keeping their other preferences. */
+  setContact(userId: string, contact: { email?: string; phone?: string }): Promise<void>;
+}
+
+/**
+ * Types other services send, with the template variables each needs. The notification module
+ * ships default templates for every channel of these.
+ */
+export const BOOKING_NOTIFICATION_TYPES = {
+  booking_confirmed: [
+    'booking_id',
+    'movie_title',
+    'theater_name',
+    'show_time',
+    'seats',
+    'total_paid',
+    'qr_code',
+  ],
+  booking_reminder: ['booking_id', 'movie_title', 'theater_name', 'show_time', 'hours_before'],
+  booking_cancelled: ['booking_id', 'movie_title', 'show_time', 'refund_amount', 'reason'],
+  refund_update: ['booking_id', 'refund_amount', 'refund_status'],
+} as const;

@@ -1,0 +1,16 @@
+import { defineErrors } from '../platform/errors.ts';
+
+/** The parking service's error codes (problem+json `code`), documented in README.md. */
+export const err = defineErrors({
+  parking_full: { status: 409, title: 'The lot is full for this vehicle type' },
+  vehicle_already_parked: { status: 409, title: 'A vehicle with this licence plate is already parked' },
+  ticket_not_found: { status: 404, title: 'No such ticket' },
+  vehicle_not_found: { status: 404, title: 'No vehicle with this licence plate is parked here' },
+  unknown_panel: { status: 422, title: 'No such entry or exit panel in this lot' },
+  needs_not_possible: { status: 422, title: 'This vehicle type does not fit the spots it asks for' },
+  payment_declined: { status: 402, title: 'The payment failed; the gate stays closed' },
+  payment_pending: { status: 409, title: 'An exit payment for this ticket is already waiting' },
+  ticket_already_paid: { status: 409, title: 'This ticket is already paid' },
+  payment_not_refundable: { status: 409, title: 'This ticket has no completed payment to refund' },
+  payment_unavailable: { status: 503, title: 'Payments are unavailable, try again shortly' },
+});

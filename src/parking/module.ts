@@ -1,0 +1,54 @@
+import type { PaymentsApi } from '../payments/api.ts';
+import type { ServiceModule } from '../platform/module.ts';
+import { createEvents } from './events.ts';
+import { createLiveBoards } from './live.ts';
+import { DEMO_LOT_PATH, loadLotConfig } from './lot-config.ts';
+import { parkingMigrations } from './migrations.ts';
+import { parkingPages } from './pages.ts';
+import { createParkingPayments } from './payments-adapter.ts';
+import { createParkingRepository } from './repository.ts';
+import { parkingApiRoutes } from './routes.ts';
+import { createParkingService } from './service.ts';
+
+/**
+ * The parking lot (spec part B). Settings: PARKING_LOT_CONFIG (path of the lot's JSON file;
+ * default the demo lot). PARKING_UNSAFE_NO_ARBITER=1 exists only for the race test's negative control.
+ */
+export const parkingModule: ServiceModule = {
+  name: 'parking',
+  needs: ['payments'],
+  migrations: parkingMigrations,
+  async create(deps) {
+    const lot = loadLotConfig(deps.config.env.PARKING_LOT_CONFIG || DEMO_LOT_PATH);
+    const unsafeNoArbiter = deps.config.env.PARKING_UNSAFE_NO_ARBITER === '1';
+    if (unsafeNoArbiter)
+      deps.log.warn('PARKING_UNSAFE_NO_ARBITER=1: spots can be given twice (test-only setting)');
+    const payments = createParkingPayments(deps.modules.get('payments') as PaymentsApi);
+    const service = createParkingService({
+      repository: createParkingRepository(deps.database.db),
+      lot,
+      payments,
+      events: createEvents(deps.pubsub, deps.log),
+      clock: deps.clock,
+      log: deps.log,
+      unsafeNoArbiter,
+    });
+    await service.syncSpots();
+    payments.onOutcome(service.handleOutcome);
+    const live = createLiveBoards({
+      pubsub: deps.pubsub,
+      sse: deps.sse,
+      log: deps.log,
+      boards: service.boards,
+      ticketSnapshot: service.ticket,
+    });
+    return {
+      async routes(app) {
+        await live.start();
+        parkingApiRoutes(app, service, live, deps.config.adminApiKey);
+        parkingPages(app, service);
+      },
+      close: () => live.close(),
+    };
+  },
+};

@@ -1,0 +1,65 @@
+import type { FastifyInstance } from 'fastify';
+import { serveStatic } from '../platform/pages/index.ts';
+import { NEEDS, VEHICLE_TYPES } from './allocation.ts';
+import { describePricing } from './pricing.ts';
+import type { ParkingService } from './service.ts';
+import { money } from './views.ts';
+
+/** The lot's pages: landing, live display boards, entry panel and exit panel (a panel per config entry). */
+export function parkingPages(app: FastifyInstance, service: ParkingService) {
+  const lot = service.lot;
+  serveStatic(app, 'parking', new URL('./pages/static/', import.meta.url));
+  const common = {
+    lot: { name: lot.name, timeZone: lot.timeZone, currency: lot.currency },
+    styles: ['/static/parking/parking.css'],
+  };
+  const hide = { schema: { hide: true } };
+  const panelOf = (query: unknown, panels: { id: string; name: string }[]) => {
+    const wanted = (query as { panel?: string }).panel;
+    return panels.find((panel) => panel.id === wanted) ?? panels[0];
+  };
+
+  app.get('/parking', hide, async (_request, reply) =>
+    reply.page('/parking/pages/index', {
+      ...common,
+      title: 'Parking lot',
+      boards: await service.boards(),
+      pricing: describePricing(lot.pricing, lot.currency),
+      lostTicketFee: `${money(lot.lostTicketFeeMinor).toFixed(2)} ${lot.currency}`,
+      entryPanels: lot.entryPanels,
+      exitPanels: lot.exitPanels,
+    }),
+  );
+
+  app.get('/parking/boards', hide, async (_request, reply) =>
+    reply.page('/parking/pages/boards', {
+      ...common,
+      title: 'Display boards',
+      boards: await service.boards(),
+      scripts: ['/static/parking/boards.js'],
+    }),
+  );
+
+  app.get('/parking/entry', hide, async (request, reply) =>
+    reply.page('/parking/pages/entry', {
+      ...common,
+      title: 'Entry panel',
+      panel: panelOf(request.query, lot.entryPanels),
+      panels: lot.entryPanels,
+      vehicleTypes: VEHICLE_TYPES,
+      needs: NEEDS,
+      scripts: ['/static/parking/entry.js'],
+    }),
+  );
+
+  app.get('/parking/exit', hide, async (request, reply) =>
+    reply.page('/parking/pages/exit', {
+      ...common,
+      title: 'Exit panel',
+      panel: panelOf(request.query, lot.exitPanels),
+      panels: lot.exitPanels,
+      lostTicketFee: `${money(lot.lostTicketFeeMinor).toFixed(2)} ${lot.currency}`,
+      scripts: ['/static/parking/exit.js'],
+    }),
+  );
+}

@@ -1,0 +1,222 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Static } from 'typebox';
+import { platformError } from '../platform/errors.ts';
+import type { LiveBoards } from './live.ts';
+import type { CardDetails } from './payments-port.ts';
+import { describePricing } from './pricing.ts';
+import {
+  Availability,
+  Boards,
+  EntryBody,
+  EventStream,
+  ExitBody,
+  ExitResult,
+  LostBody,
+  Lot,
+  RefundBody,
+  Ticket,
+  TicketParams,
+  TicketWithHistory,
+} from './schemas.ts';
+import type { ParkingService } from './service.ts';
+import { money } from './views.ts';
+
+const tags = ['parking'];
+
+/** HTTP only: schemas, the service call, the status code. */
+export function parkingApiRoutes(
+  app: FastifyInstance,
+  service: ParkingService,
+  live: LiveBoards,
+  adminApiKey: string,
+) {
+  app.post(
+    '/api/v1/parking/entry',
+    {
+      schema: {
+        tags,
+        summary: 'A vehicle enters: assign the first fitting free spot and issue a ticket',
+        description:
+          'Floors are searched in the order of the lot config; on a floor the smallest fitting spot type is used, HANDICAPPED and ELECTRIC last unless asked for in `needs` (then those come first, lot-wide). 409 `parking_full` issues no ticket; 409 `vehicle_already_parked` when the plate is inside.',
+        body: EntryBody,
+        response: { 201: Ticket },
+      },
+    },
+    async (request, reply) =>
+      reply.code(201).send(await service.enter(request.body as Static<typeof EntryBody>)),
+  );
+
+  // Keys are scoped per ticket (or plate), so two panels can never collide on one.
+  const paying = {
+    idempotency: {
+      scope: 'parking.pay',
+      principal: (request: FastifyRequest) => {
+        const body = request.body as { ticketId?: string; licensePlate?: string } | undefined;
+        return body?.ticketId ?? body?.licensePlate;
+      },
+    },
+  };
+
+  app.post(
+    '/api/v1/parking/exit',
+    {
+      config: paying,
+      schema: {
+        tags,
+        summary:
+          'A vehicle leaves: the fee and its payment (paid at once with a card, or later on paymentUrl)',
+        description:
+          'Without `payment` the answer holds a PENDING payment and its hosted `paymentUrl`; asking again returns the same payment. With `payment` (card details) the card is charged once: COMPLETED frees the spot and opens the gate; a declined card is a 402 and the ticket stays ACTIVE. Paying needs an `Idempotency-Key` header.',
+        body: ExitBody,
+        response: { 200: ExitResult, 202: ExitResult },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body as Static<typeof ExitBody>;
+      const result = await service.exit({ ...body, ...payment(request, body.payment) });
+      return reply.code(body.payment && result.status === 'PENDING' ? 202 : 200).send(result);
+    },
+  );
+
+  app.post(
+    '/api/v1/parking/tickets/lost',
+    {
+      config: paying,
+      schema: {
+        tags,
+        summary: 'Lost ticket: find the vehicle by plate, mark the ticket LOST, charge the lost-ticket fee',
+        body: LostBody,
+        response: { 200: ExitResult, 202: ExitResult },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body as Static<typeof LostBody>;
+      const result = await service.reportLost({ ...body, ...payment(request, body.payment) });
+      return reply.code(body.payment && result.status === 'PENDING' ? 202 : 200).send(result);
+    },
+  );
+
+  app.get(
+    '/api/v1/parking/tickets/:ticketId',
+    {
+      schema: {
+        tags,
+        summary: 'A ticket with its current payment',
+        params: TicketParams,
+        response: { 200: TicketWithHistory },
+      },
+    },
+    async (request) => service.ticket((request.params as Static<typeof TicketParams>).ticketId),
+  );
+
+  app.get(
+    '/api/v1/parking/tickets/:ticketId/events',
+    {
+      schema: {
+        tags,
+        summary:
+          'Server-Sent Events for one ticket: `ticket` (now), then `gate_open`, `payment_failed`, `payment_refunded`',
+        params: TicketParams,
+        response: { 200: EventStream },
+      },
+    },
+    async (request, reply) =>
+      live.streamTicket((request.params as Static<typeof TicketParams>).ticketId, request, reply),
+  );
+
+  app.post(
+    '/api/v1/parking/tickets/:ticketId/refund',
+    {
+      // Credentials before the body is even read: a stranger learns nothing about valid input.
+      onRequest: async (request) => requireAdmin(request, adminApiKey),
+      schema: {
+        tags,
+        summary: 'Refund the completed payment of a ticket (admin)',
+        security: [{ adminKey: [] }],
+        params: TicketParams,
+        body: RefundBody,
+        response: { 200: ExitResult },
+      },
+    },
+    async (request) => {
+      const body = request.body as Static<typeof RefundBody>;
+      return service.refund((request.params as Static<typeof TicketParams>).ticketId, body.reason);
+    },
+  );
+
+  app.get(
+    '/api/v1/parking/availability',
+    { schema: { tags, summary: 'Free spots per floor and type', response: { 200: Availability } } },
+    async () => service.availability(),
+  );
+
+  app.get(
+    '/api/v1/parking/boards',
+    {
+      schema: {
+        tags,
+        summary: 'The display boards: free and total spots per floor and type',
+        response: { 200: Boards },
+      },
+    },
+    async () => service.boards(),
+  );
+
+  app.get(
+    '/api/v1/parking/boards/stream',
+    {
+      schema: {
+        tags,
+        summary: 'Server-Sent Events: `boards` with the full boards, at once and after every park and unpark',
+        response: { 200: EventStream },
+      },
+    },
+    async (request, reply) => live.streamBoards(request, reply),
+  );
+
+  app.get(
+    '/api/v1/parking/lot',
+    { schema: { tags, summary: 'The lot: floors, panels, pricing, time zone', response: { 200: Lot } } },
+    async () => {
+      const lot = service.lot;
+      return {
+        id: lot.id,
+        name: lot.name,
+        timeZone: lot.timeZone,
+        currency: lot.currency,
+        pricing: describePricing(lot.pricing, lot.currency),
+        lostTicketFee: money(lot.lostTicketFeeMinor),
+        entryPanels: lot.entryPanels,
+        exitPanels: lot.exitPanels,
+        floors: lot.floors.map((floor) => ({
+          floor: floor.floor,
+          name: floor.name,
+          boardId: floor.boardId,
+          spots: floor.spots.length,
+        })),
+      };
+    },
+  );
+}
+
+/** Card details travel without spaces; paying needs the Idempotency-Key (DESIGN.md). */
+function payment(request: FastifyRequest, card: CardDetails | undefined) {
+  if (!card) return {};
+  const key = request.headers['idempotency-key'];
+  if (typeof key !== 'string') {
+    throw platformError('validation_failed', {
+      detail: 'Paying needs an Idempotency-Key header (any unique string up to 255 characters)',
+      extras: { errors: [{ field: 'headers.idempotency-key', message: 'is required when paying' }] },
+    });
+  }
+  return { card: { ...card, card_number: card.card_number.replace(/ /g, '') } };
+}
+
+function requireAdmin(request: FastifyRequest, adminApiKey: string) {
+  const given = request.headers['x-admin-key'];
+  const digest = (value: string) => createHash('sha256').update(value).digest();
+  if (typeof given !== 'string' || !timingSafeEqual(digest(given), digest(adminApiKey))) {
+    throw platformError('unauthorized', 'This operation needs the admin key in the X-Admin-Key header');
+  }
+}

@@ -1,0 +1,77 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { App } from '../app.ts';
+
+/** Test helpers: lot configs written to temporary files (PARKING_LOT_CONFIG takes a path), requests. */
+export interface LotJson {
+  [key: string]: unknown;
+  floors: { floor: number; spots: unknown; [key: string]: unknown }[];
+}
+
+export function lotJson(overrides: Partial<LotJson> = {}): LotJson {
+  return {
+    id: 'test-lot',
+    name: 'Test lot',
+    timeZone: 'America/New_York',
+    currency: 'USD',
+    lostTicketFee: 50,
+    pricing: { strategy: 'hourly' },
+    entryPanels: [{ id: 'in-1', name: 'Entrance' }],
+    exitPanels: [{ id: 'out-1', name: 'Exit' }],
+    floors: [
+      { floor: 1, spots: { MOTORCYCLE: 1, COMPACT: 1, LARGE: 1, HANDICAPPED: 1, ELECTRIC: 1 } },
+      { floor: 2, spots: { MOTORCYCLE: 1, COMPACT: 1, LARGE: 1, HANDICAPPED: 1, ELECTRIC: 1 } },
+    ],
+    ...overrides,
+  };
+}
+
+export function writeLot(json: unknown): string {
+  const path = join(mkdtempSync(join(tmpdir(), 'lot-')), 'lot.json');
+  writeFileSync(path, typeof json === 'string' ? json : JSON.stringify(json, null, 2));
+  return path;
+}
+
+/** Env for createTestApp / startServer running only parking on a given lot. */
+export function lotEnv(json: unknown = lotJson()): Record<string, string> {
+  return { PARKING_LOT_CONFIG: writeLot(json) };
+}
+
+type Injector = { app: { inject: App['inject'] } };
+
+export function card(number: string) {
+  return { card_number: number, exp_month: 12, exp_year: 2030, cvc: '123' };
+}
+
+export async function enter(
+  t: Injector,
+  licensePlate: string,
+  vehicleType = 'CAR',
+  extra: Record<string, unknown> = {},
+) {
+  return t.app.inject({
+    method: 'POST',
+    url: '/api/v1/parking/entry',
+    payload: { licensePlate, vehicleType, ...extra },
+  });
+}
+
+/** POST /exit; with a card it sends an Idempotency-Key (a fresh one unless given). */
+export async function exit(
+  t: Injector,
+  ticketId: string,
+  options: { card?: string; key?: string; panelId?: string } = {},
+) {
+  const payload: Record<string, unknown> = { ticketId };
+  if (options.card) payload.payment = card(options.card);
+  if (options.panelId) payload.panelId = options.panelId;
+  const key = options.key ?? (options.card ? randomUUID() : undefined);
+  return t.app.inject({
+    method: 'POST',
+    url: '/api/v1/parking/exit',
+    headers: key ? { 'idempotency-key': key } : {},
+    payload,
+  });
+}

@@ -1,0 +1,47 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createBatcher } from './batcher.ts';
+
+test('a lone item is written at once; items arriving while writes run leave together', async () => {
+  const writes: number[][] = [];
+  const batcher = createBatcher<number>(
+    async (items) => {
+      writes.push(items);
+      await sleep(20);
+    },
+    { maxBatch: 10, maxInFlight: 2 },
+  );
+  await batcher.add(0);
+  assert.deepEqual(writes, [[0]]);
+  await Promise.all(Array.from({ length: 25 }, (_, i) => batcher.add(i + 1)));
+  // The first ones take the free in-flight slots alone; the rest queue and leave in batches of at most 10.
+  const sizes = writes.slice(1).map((batch) => batch.length);
+  assert.ok(
+    sizes.every((size) => size <= 10),
+    `batch sizes ${sizes}`,
+  );
+  assert.ok(sizes.length <= 5, `25 items took ${sizes.length} writes: ${sizes}`);
+  assert.deepEqual(
+    writes.flat().sort((a, b) => a - b),
+    Array.from({ length: 26 }, (_, i) => i),
+  );
+});
+
+test('a failing batch is retried item by item, so only the bad item fails', async () => {
+  const written: string[] = [];
+  const batcher = createBatcher<string>(
+    async (items) => {
+      await sleep(5);
+      if (items.includes('bad')) throw new Error('constraint violated');
+      written.push(...items);
+    },
+    { maxBatch: 10, maxInFlight: 1 },
+  );
+  const results = await Promise.allSettled(['a', 'b', 'bad', 'c', 'd'].map((item) => batcher.add(item)));
+  assert.deepEqual(
+    results.map((result) => result.status),
+    ['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled'],
+  );
+  assert.deepEqual(written.sort(), ['a', 'b', 'c', 'd']);
+});

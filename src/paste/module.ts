@@ -1,0 +1,70 @@
+import type { ServiceModule } from '../platform/module.ts';
+import { createCleanup } from './cleanup.ts';
+import { pasteMigrations } from './migrations.ts';
+import { pastePageRoutes } from './pages.ts';
+import { createPasteReads } from './reads.ts';
+import { createPasteRepository } from './repository.ts';
+import { pasteApiRoutes } from './routes.ts';
+import { createPasteService } from './service.ts';
+import { loadPasteSettings } from './settings.ts';
+import { createShortIdCodec } from './shortid.ts';
+
+/** The text sharing service (spec/text-sharing.md, DESIGN.md section 4). */
+export const pasteModule: ServiceModule = {
+  name: 'paste',
+  migrations: pasteMigrations,
+  async create(deps) {
+    // The service's own settings (rate limits, cache size) are validated here, at start-up.
+    const settings = loadPasteSettings(process.env);
+    const registry = deps.metrics.registry;
+    const repository = createPasteRepository(deps.database.db);
+    const reads = createPasteReads({
+      repository,
+      cache: deps.cache,
+      pubsub: deps.pubsub,
+      clock: deps.clock,
+      registry,
+      localCacheBytes: settings.localCacheBytes,
+      viewFlushMs: settings.viewFlushMs,
+      onFlushError: (error) =>
+        deps.log.error({ err: error }, 'paste: writing view counts failed; will retry'),
+    });
+    await reads.start();
+    const service = createPasteService({
+      repository,
+      reads,
+      codec: createShortIdCodec(deps.config.secret),
+      limiter: deps.limiter,
+      clock: deps.clock,
+      settings,
+      baseUrl: deps.config.baseUrl,
+      registry,
+      maxConcurrentWrites: Math.max(1, Math.min(4, deps.database.poolSize)),
+    });
+    const cleanup = createCleanup({ repository, reads, clock: deps.clock, registry });
+    return {
+      api: {
+        create: service.create,
+        read: service.read,
+        cleanup,
+        flushViews: reads.flushViews,
+        invalidate: reads.invalidate,
+      },
+      async routes(app) {
+        await pasteApiRoutes(app, service, reads, deps.clock);
+        pastePageRoutes(app, service, reads, deps.config.baseUrl);
+      },
+      jobs: [
+        {
+          name: 'paste.cleanup',
+          schedule: '0 * * * *',
+          run: async ({ signal }) => {
+            const report = await cleanup(signal);
+            if (report.softDeleted + report.purged > 0) deps.log.info({ ...report }, 'paste cleanup');
+          },
+        },
+      ],
+      close: () => reads.close(),
+    };
+  },
+};

@@ -1,0 +1,242 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../platform/errors.ts';
+import { serveStatic } from '../platform/pages/index.ts';
+import { setRateLimitHeaders } from '../platform/ratelimit/headers.ts';
+import { pasteError } from './errors.ts';
+import { highlight, LANGUAGES } from './highlight.ts';
+import type { LocalEntry, PasteReads } from './reads.ts';
+import { readerOf } from './routes.ts';
+import type { CreateInput, PasteService } from './service.ts';
+import { MAX_CONTENT_BYTES } from './settings.ts';
+
+const SHORT_URL = /^[0-9A-Za-z]{1,8}$/;
+const STYLES = ['/static/paste/paste.css', '/static/paste/hljs.css'];
+const SCRIPTS = ['/static/paste/paste.js'];
+const EXPIRY_CHOICES = [
+  { value: '', label: 'Never' },
+  { value: '600', label: '10 minutes' },
+  { value: '3600', label: '1 hour' },
+  { value: '86400', label: '1 day' },
+  { value: '604800', label: '1 week' },
+  { value: '2592000', label: '30 days' },
+  { value: '31536000', label: '1 year' },
+];
+
+interface FormFields {
+  content?: string;
+  syntax?: string;
+  expires_in?: string;
+  password?: string;
+  burn_after_read?: string;
+  is_private?: string;
+  api_key?: string;
+}
+
+/** The HTML side: the create form (at / and /paste), paste pages, and their error pages. */
+export function pastePageRoutes(
+  app: FastifyInstance,
+  service: PasteService,
+  reads: PasteReads,
+  baseUrl: string,
+) {
+  serveStatic(app, 'paste', new URL('./pages/static/', import.meta.url));
+  const hide = { schema: { hide: true } };
+
+  const form = (reply: FastifyReply, home: boolean, values: FormFields = {}, error?: string) =>
+    reply.page('/paste/pages/form', {
+      title: home ? 'Home' : 'New paste',
+      home,
+      languages: LANGUAGES,
+      expiries: EXPIRY_CHOICES,
+      values,
+      error,
+      baseUrl,
+      styles: STYLES,
+      scripts: SCRIPTS,
+    });
+  app.get('/', hide, (_request, reply) => form(reply, true));
+  app.get('/paste', hide, (_request, reply) => form(reply, false));
+
+  app.post(
+    '/',
+    // Form encoding can triple the size of the text; the 10 MB limit is checked on the decoded text.
+    { ...hide, bodyLimit: 3 * MAX_CONTENT_BYTES + 64 * 1024 },
+    async (request: FastifyRequest<{ Body: FormFields }>, reply) => {
+      const fields = typeof request.body === 'object' && request.body ? request.body : {};
+      try {
+        const owner = fields.api_key ? await service.authenticate(`Bearer ${fields.api_key}`) : undefined;
+        const { policy, decision } = await service.spendCreateAllowance(owner, request.ip);
+        setRateLimitHeaders(reply, policy, decision);
+        if (!decision.allowed)
+          throw pasteError('too_many_pastes', `At most ${policy.points} pastes per ${policy.durationSec} s`);
+        if (!fields.content) throw pasteError('invalid_option', 'Write or paste some text first');
+        let created: Awaited<ReturnType<PasteService['create']>>;
+        try {
+          created = await service.create(formInput(fields), owner);
+        } catch (error) {
+          if (error instanceof AppError && error.status < 500)
+            await service.refundCreateAllowance(policy, owner, request.ip);
+          throw error;
+        }
+        return reply.code(201).page('/paste/pages/created', {
+          title: 'Paste created',
+          created,
+          styles: STYLES,
+          scripts: SCRIPTS,
+        });
+      } catch (error) {
+        if (!(error instanceof AppError) || error.status >= 500) throw error;
+        for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+        return form(reply.code(error.status), false, { ...fields, password: '' }, error.message);
+      }
+    },
+  );
+
+  app.get('/:short_url', hide, async (request: FastifyRequest<{ Params: { short_url: string } }>, reply) => {
+    const { short_url: shortUrl } = request.params;
+    if (!SHORT_URL.test(shortUrl)) return missing(reply, shortUrl);
+    const cached = reads.peek(shortUrl);
+    if (cached?.open) {
+      if (request.method !== 'HEAD') reads.countView(cached);
+      return view(reply, cached);
+    }
+    // A GET never burns (browsers prefetch, bots preview): a burn-after-read paste takes a deliberate POST.
+    return readPage(request, reply, shortUrl, { preview: true });
+  });
+
+  app.post(
+    '/:short_url',
+    hide,
+    async (
+      request: FastifyRequest<{ Params: { short_url: string }; Body: { password?: string } }>,
+      reply,
+    ) => {
+      const { short_url: shortUrl } = request.params;
+      if (!SHORT_URL.test(shortUrl)) return missing(reply, shortUrl);
+      const password = typeof request.body?.password === 'string' ? request.body.password : undefined;
+      return readPage(request, reply, shortUrl, { password });
+    },
+  );
+
+  async function readPage(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    shortUrl: string,
+    options: { password?: string; preview?: boolean },
+  ) {
+    try {
+      const reader = await readerOf(service, request, options.password);
+      const outcome = await service.read(shortUrl, {
+        ...reader,
+        preview: reader.preview || options.preview === true,
+      });
+      if (outcome.kind === 'preview')
+        return reply.page('/paste/pages/unlock', pageData(outcome.entry, { burn: true }));
+      if (outcome.entry.paste.burn_after_read) {
+        return view(reply.header('cache-control', 'no-store'), outcome.entry, { burned: true });
+      }
+      return view(reply.header('cache-control', 'private, no-store'), outcome.entry);
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+      switch (error.code) {
+        case 'paste_not_found':
+          return missing(reply, shortUrl);
+        case 'paste_expired':
+        case 'paste_deleted':
+          return reply.code(410).page('/platform/pages/message', {
+            title: error.code === 'paste_expired' ? 'Paste expired' : 'Paste deleted',
+            message: `${error.message}. Pastes that are gone stay gone.`,
+            link: { href: '/paste', title: 'Create a new paste' },
+          });
+        case 'password_required':
+        case 'wrong_password':
+        case 'too_many_password_attempts': {
+          const found = await reads.lookup(shortUrl);
+          if (found?.state !== 'live') return missing(reply, shortUrl);
+          return reply.code(error.status).page(
+            '/paste/pages/unlock',
+            pageData(found.entry, {
+              password: true,
+              burn: found.entry.paste.burn_after_read,
+              error: error.code === 'password_required' ? undefined : error.message,
+            }),
+          );
+        }
+        default:
+          throw error;
+      }
+    }
+  }
+
+  function view(reply: FastifyReply, entry: LocalEntry, extra: { burned?: boolean } = {}) {
+    if (!entry.page) reads.attachPage(entry, highlight(entry.paste.content, entry.paste.syntax));
+    const page = entry.page!;
+    const lines = countLines(entry.paste.content);
+    return reply.page(
+      '/paste/pages/view',
+      pageData(entry, {
+        html: page.html,
+        language: page.language ?? 'plain text',
+        detected: page.detected,
+        gutter: Array.from({ length: lines }, (_, i) => i + 1).join('\n'),
+        rawLinks: entry.open,
+        ...extra,
+      }),
+    );
+  }
+
+  function pageData(entry: LocalEntry, extra: Record<string, unknown>) {
+    const { paste } = entry;
+    return {
+      title: `Paste ${paste.short_url}`,
+      paste,
+      views: entry.views,
+      created: humanTime(paste.created_at),
+      expires: paste.expires_at ? humanTime(paste.expires_at) : undefined,
+      size: humanSize(paste.size),
+      styles: STYLES,
+      scripts: SCRIPTS,
+      ...extra,
+    };
+  }
+
+  function missing(reply: FastifyReply, shortUrl: string) {
+    return reply.code(404).page('/platform/pages/message', {
+      title: 'Paste not found',
+      message: `There is no paste "${shortUrl}". It may never have existed, or it expired and was removed.`,
+      link: { href: '/paste', title: 'Create a new paste' },
+    });
+  }
+}
+
+function formInput(fields: FormFields): CreateInput {
+  const expires = fields.expires_in ? Number(fields.expires_in) : undefined;
+  if (expires !== undefined && !Number.isInteger(expires))
+    throw pasteError('invalid_option', 'Pick an expiry from the list');
+  return {
+    // Browsers submit a textarea with CRLF line breaks whatever was typed or pasted (HTML spec).
+    content: (fields.content ?? '').replaceAll('\r\n', '\n'),
+    syntax: fields.syntax || undefined,
+    expires_in: expires,
+    password: fields.password || undefined,
+    burn_after_read: fields.burn_after_read === 'on' || fields.burn_after_read === 'true',
+    is_private: fields.is_private === 'on' || fields.is_private === 'true',
+  };
+}
+
+function countLines(text: string): number {
+  let lines = 1;
+  for (let i = text.indexOf('\n'); i !== -1 && i < text.length - 1; i = text.indexOf('\n', i + 1)) lines++;
+  return lines;
+}
+
+function humanTime(iso: string): string {
+  return `${iso.slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+function humanSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}

@@ -1,0 +1,349 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Clock } from '../platform/clock.ts';
+import { AppError } from '../platform/errors.ts';
+import { sendProblem, toAppError } from '../platform/http/problem.ts';
+import { setRateLimitHeaders } from '../platform/ratelimit/headers.ts';
+import { textFromBytes, tooLarge } from './content.ts';
+import { pasteError } from './errors.ts';
+import { LANGUAGES } from './highlight.ts';
+import type { LocalEntry, PasteReads } from './reads.ts';
+import {
+  CreatedPaste,
+  CreatedUser,
+  type CreatePasteBody,
+  type CreatePasteQuery,
+  CreatePasteQuery as CreatePasteQuerySchema,
+  CreateUserBody,
+  createBody,
+  DeleteHeaders,
+  Languages,
+  MyPastes,
+  MyPastesQuery,
+  PasteView,
+  problems,
+  ReadHeaders,
+  ShortUrlParams,
+} from './schemas.ts';
+import type { CreateInput, PasteService, Reader } from './service.ts';
+import { MAX_CONTENT_BYTES } from './settings.ts';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+const TEXT_TYPE = 'text/plain; charset=utf-8';
+/** JSON escapes (\n, \", \\) make the wire form larger than the text; the 10 MB content limit is checked after parsing. */
+const JSON_WIRE_LIMIT = 2 * MAX_CONTENT_BYTES + 64 * 1024;
+const RAW_TYPES = ['text/plain', 'application/octet-stream', 'application/x-www-form-urlencoded'];
+
+/** Link-preview fetchers (chat apps, social networks, search engines): they must never burn a paste. */
+const PREVIEW_AGENTS =
+  /bot\b|crawler|spider|slurp|facebookexternalhit|facebot|twitterbot|slackbot|slack-imgproxy|discordbot|telegrambot|whatsapp|linkedinbot|skypeuripreview|embedly|iframely|mattermost|pinterest|vkshare|redditbot|applebot|google-safety|bingpreview|outlook|teams|preview/i;
+
+export function isPreview(request: FastifyRequest): boolean {
+  return request.method === 'HEAD' || PREVIEW_AGENTS.test(request.headers['user-agent'] ?? '');
+}
+
+export async function readerOf(
+  service: PasteService,
+  request: FastifyRequest,
+  password?: string,
+): Promise<Reader> {
+  const header = request.headers['x-paste-password'];
+  return {
+    user: await service.authenticate(request.headers.authorization),
+    ip: request.ip,
+    password: password ?? (typeof header === 'string' ? header : undefined),
+    preview: isPreview(request),
+  };
+}
+
+/** The JSON API: create, read, raw, delete, users. Pages are in pages.ts. */
+export async function pasteApiRoutes(
+  app: FastifyInstance,
+  service: PasteService,
+  reads: PasteReads,
+  clock: Clock,
+) {
+  await app.register(async (scope) => createRoutes(scope, service));
+
+  const readSchema = {
+    tags: ['paste'],
+    summary: 'Read a paste',
+    description:
+      'Unknown → 404; expired or deleted → 410 until purged, then 404; private → 404 unless the owner asks ' +
+      '(Authorization: Bearer); password-protected → 401 without the right X-Paste-Password (wrong ones are ' +
+      'limited per IP: 429). A burn-after-read paste is deleted by this read, except for HEAD and link-preview bots.',
+    params: ShortUrlParams,
+    headers: ReadHeaders,
+    response: { 200: PasteView, ...problems(400, 401, 404, 410, 429) },
+  };
+  const readJson = function (
+    this: unknown,
+    request: FastifyRequest<{ Params: { short_url: string } }>,
+    reply: FastifyReply,
+  ) {
+    // The hot path: a cached public paste is answered without a single await.
+    const entry = reads.peek(request.params.short_url);
+    if (entry?.open) {
+      if (request.method !== 'HEAD') reads.countView(entry);
+      return reply.type(JSON_TYPE).send(reads.json(entry));
+    }
+    return slowJson(request, reply);
+  };
+  async function slowJson(request: FastifyRequest<{ Params: { short_url: string } }>, reply: FastifyReply) {
+    const outcome = await service.read(request.params.short_url, await readerOf(service, request));
+    if (outcome.kind === 'preview') return previewReply(reply);
+    reply.header('cache-control', 'no-store');
+    return reply.type(JSON_TYPE).send(reads.json(outcome.entry));
+  }
+  app.get('/api/v1/paste/:short_url', { schema: readSchema }, readJson);
+  app.get('/paste/:short_url', { schema: { ...readSchema, summary: 'Read a paste (alias)' } }, readJson);
+
+  app.get(
+    '/api/v1/paste/languages',
+    {
+      schema: {
+        tags: ['paste'],
+        summary: 'The syntax labels `syntax` accepts (highlight.js languages; their aliases work too)',
+        response: { 200: Languages },
+      },
+    },
+    async () => ({ languages: LANGUAGES }),
+  );
+
+  app.get(
+    '/:short_url/raw',
+    {
+      schema: {
+        tags: ['paste'],
+        summary: 'The paste as text/plain (with ETag; ?download=1 for an attachment)',
+        params: ShortUrlParams,
+        headers: ReadHeaders,
+        response: {
+          200: { content: { 'text/plain': { schema: { type: 'string' } } } },
+          ...problems(400, 401, 404, 410, 429),
+        },
+      },
+    },
+    (
+      request: FastifyRequest<{ Params: { short_url: string }; Querystring: { download?: string } }>,
+      reply,
+    ) => {
+      const entry = reads.peek(request.params.short_url);
+      if (entry?.open && request.query.download === undefined) {
+        if (request.method !== 'HEAD') reads.countView(entry);
+        return sendRaw(request, reply, entry, false, clock);
+      }
+      return (async () => {
+        const outcome = await service.read(request.params.short_url, await readerOf(service, request));
+        if (outcome.kind === 'preview') return previewReply(reply);
+        return sendRaw(request, reply, outcome.entry, request.query.download !== undefined, clock);
+      })();
+    },
+  );
+
+  app.delete(
+    '/api/v1/paste/:short_url',
+    {
+      schema: {
+        tags: ['paste'],
+        summary: "Delete a paste (the owner's API key or its delete_token)",
+        description: 'Soft delete: reads answer 410 until the cleanup purges it 24 h later, then 404.',
+        params: ShortUrlParams,
+        headers: DeleteHeaders,
+        response: { 204: { type: 'null', description: 'Deleted' }, ...problems(400, 401, 403, 404, 410) },
+      },
+    },
+    async (request: FastifyRequest<{ Params: { short_url: string } }>, reply) => {
+      const token = request.headers['x-delete-token'];
+      await service.deletePaste(request.params.short_url, {
+        user: await service.authenticate(request.headers.authorization),
+        deleteToken: typeof token === 'string' ? token : undefined,
+      });
+      return reply.code(204).send();
+    },
+  );
+
+  app.post(
+    '/api/v1/users',
+    {
+      schema: {
+        tags: ['paste'],
+        summary: 'Create a user; the answer shows its API key once',
+        body: CreateUserBody,
+        response: { 201: CreatedUser, ...problems(400, 409, 429) },
+      },
+    },
+    async (request: FastifyRequest<{ Body: CreateUserBody }>, reply) =>
+      reply.code(201).send(await service.createUser(request.body.email, request.ip)),
+  );
+
+  app.get(
+    '/api/v1/users/me/pastes',
+    {
+      schema: {
+        tags: ['paste'],
+        summary: "The caller's live pastes, newest first",
+        security: [{ apiKey: [] }],
+        querystring: MyPastesQuery,
+        response: { 200: MyPastes, ...problems(400, 401) },
+      },
+    },
+    async (request: FastifyRequest<{ Querystring: MyPastesQuery }>) => {
+      const user = await service.authenticate(request.headers.authorization);
+      if (!user)
+        throw pasteError('credentials_required', 'Send your API key as Authorization: Bearer <api_key>');
+      return service.listMine(user, request.query.limit, request.query.cursor);
+    },
+  );
+}
+
+function previewReply(reply: FastifyReply) {
+  // A preview of a burn-after-read paste learns that it exists, nothing more, and burns nothing.
+  return reply
+    .header('cache-control', 'no-store')
+    .type(TEXT_TYPE)
+    .send('This paste is deleted after it is read once. Open it in a browser to read it.\n');
+}
+
+function sendRaw(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  entry: LocalEntry,
+  download: boolean,
+  clock: Clock,
+) {
+  const { paste } = entry;
+  if (entry.open) {
+    const seconds = Math.floor(Math.min(86_400_000, entry.expiresAtMs - clock.now().getTime()) / 1000);
+    reply.header('cache-control', `public, max-age=${Math.max(0, seconds)}`);
+  } else {
+    reply.header('cache-control', 'private, no-store');
+  }
+  reply.header('etag', entry.etag);
+  if (download) reply.header('content-disposition', `attachment; filename="${paste.short_url}.txt"`);
+  if (request.headers['if-none-match'] === entry.etag) return reply.code(304).send();
+  return reply.type(TEXT_TYPE).send(paste.content);
+}
+
+/** POST /api/v1/paste and /paste: JSON, or the raw text with the options in the query string. */
+function createRoutes(scope: FastifyInstance, service: PasteService) {
+  // Parsers of this scope only: the curl one-liner's x-www-form-urlencoded body is the file, not a form.
+  scope.removeAllContentTypeParsers();
+  scope.addContentTypeParser(
+    'application/json',
+    { parseAs: 'string', bodyLimit: JSON_WIRE_LIMIT },
+    scope.getDefaultJsonParser('error', 'error'),
+  );
+  scope.addContentTypeParser(
+    RAW_TYPES,
+    { parseAs: 'buffer', bodyLimit: MAX_CONTENT_BYTES },
+    (request, body, done) => {
+      const charset = /charset\s*=\s*"?([\w-]+)/i
+        .exec(request.headers['content-type'] ?? '')?.[1]
+        ?.toLowerCase();
+      if (charset && charset !== 'utf-8' && charset !== 'utf8' && charset !== 'us-ascii') {
+        return done(
+          pasteError('unsupported_media_type', `Only UTF-8 text is accepted, not charset=${charset}`),
+        );
+      }
+      try {
+        done(null, textFromBytes(body as Buffer));
+      } catch (error) {
+        done(error as Error);
+      }
+    },
+  );
+  scope.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendProblem(reply, tooLarge());
+    if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      return sendProblem(
+        reply,
+        pasteError(
+          'unsupported_media_type',
+          'Send JSON ({"content": "..."}) or the text itself as text/plain or application/octet-stream',
+        ),
+      );
+    }
+    const appError = toAppError(error);
+    if (appError.status >= 500) request.log.error({ err: error, code: appError.code }, 'request failed');
+    return sendProblem(reply, appError);
+  });
+
+  const schema = {
+    tags: ['paste'],
+    summary: 'Create a paste',
+    description:
+      'JSON `{content, syntax?, expires_in?, is_private?, password?, burn_after_read?}` answers JSON; a raw text body ' +
+      '(`curl --data-binary @file …/paste`) answers the URL as text/plain, with the delete token in X-Delete-Token. ' +
+      'Limits: 10 MB of UTF-8 (413, refused before the body is read when Content-Length says so), text only ' +
+      '(422), creates per IP or per API key (429 with Retry-After).',
+    body: createBody,
+    querystring: CreatePasteQuerySchema,
+    response: {
+      201: {
+        content: {
+          'application/json': { schema: CreatedPaste },
+          'text/plain': { schema: { type: 'string' } },
+        },
+      },
+      ...problems(400, 401, 413, 415, 422, 429),
+    },
+  };
+  const handler = async (
+    request: FastifyRequest<{ Body: CreatePasteBody | string; Querystring: CreatePasteQuery }>,
+    reply: FastifyReply,
+  ) => {
+    const owner = await service.authenticate(request.headers.authorization);
+    if (request.body === undefined || request.body === null) {
+      throw pasteError('invalid_option', {
+        detail: 'The body is empty: send JSON {"content": "…"} or the text itself as text/plain',
+        extras: { errors: [{ field: 'body', message: 'is required' }] },
+      });
+    }
+    const raw = typeof request.body === 'string';
+    const input: CreateInput = raw ? rawInput(request) : (request.body as CreatePasteBody);
+    const { policy, decision } = await service.spendCreateAllowance(owner, request.ip);
+    setRateLimitHeaders(reply, policy, decision);
+    if (!decision.allowed) {
+      throw pasteError('too_many_pastes', {
+        detail: `At most ${policy.points} pastes per ${policy.durationSec} s`,
+      });
+    }
+    let created: Awaited<ReturnType<PasteService['create']>>;
+    try {
+      created = await service.create(input, owner);
+    } catch (error) {
+      // A refused paste costs nothing from the allowance.
+      if (error instanceof AppError && error.status < 500)
+        await service.refundCreateAllowance(policy, owner, request.ip);
+      throw error;
+    }
+    reply.code(201).header('location', `/api/v1/paste/${created.short_url}`);
+    if (!raw) return reply.send(created);
+    return reply.header('x-delete-token', created.delete_token).type(TEXT_TYPE).send(`${created.url}\n`);
+  };
+  const config = { idempotency: { scope: 'paste.create' } };
+  scope.post('/api/v1/paste', { schema, config }, handler);
+  scope.post(
+    '/paste',
+    { schema: { ...schema, summary: 'Create a paste (alias; the curl one-liner)' }, config },
+    handler,
+  );
+}
+
+function rawInput(
+  request: FastifyRequest<{ Body: CreatePasteBody | string; Querystring: CreatePasteQuery }>,
+): CreateInput {
+  const content = request.body as string;
+  if (content.length === 0) {
+    throw pasteError('invalid_option', {
+      detail: 'The body is empty',
+      extras: { errors: [{ field: 'content', message: 'must not be empty' }] },
+    });
+  }
+  const header = request.headers['x-paste-password'];
+  return {
+    ...request.query,
+    content,
+    password: request.query.password ?? (typeof header === 'string' ? header : undefined),
+  };
+}

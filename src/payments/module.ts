@@ -1,0 +1,50 @@
+import type { ServiceModule } from '../platform/module.ts';
+import { paymentsMigrations } from './migrations.ts';
+import { createPaymentsRepository } from './repository.ts';
+import { paymentsRoutes } from './routes.ts';
+import { createSandboxGateway } from './sandbox.ts';
+import { createPaymentsService, inProcessTransport, type PaymentsService } from './service.ts';
+
+/**
+ * Payments: not a --services entry; booking and parking list it in `needs` and reach it through
+ * `deps.modules.get('payments') as PaymentsApi` (see api.ts and README.md).
+ */
+export const paymentsModule: ServiceModule = {
+  name: 'payments',
+  migrations: paymentsMigrations,
+  create(deps) {
+    const log = deps.log.child({ module: 'payments' });
+    let service: PaymentsService | undefined;
+    const sandbox = createSandboxGateway({
+      db: deps.database.db,
+      clock: deps.clock,
+      secret: deps.config.paymentWebhookSecret,
+      transport: inProcessTransport(() => service!),
+      onDeliveryError: (error, event) =>
+        log.warn({ err: error, eventId: event.id, type: event.type }, 'sandbox webhook delivery gave up'),
+    });
+    service = createPaymentsService({
+      repository: createPaymentsRepository(deps.database.db),
+      gateway: sandbox,
+      sandbox,
+      clock: deps.clock,
+      log,
+      baseUrl: deps.config.baseUrl,
+      webhookSecret: deps.config.paymentWebhookSecret,
+      defaultTimeoutMs: deps.config.paymentTimeoutMs,
+    });
+    const payments = service;
+    return {
+      api: payments.api,
+      routes: (app) => paymentsRoutes(app, payments, deps.config.adminApiKey),
+      jobs: [
+        {
+          name: 'payments.reconcile',
+          schedule: '* * * * *',
+          run: ({ tickAt }) => payments.reconcile(tickAt),
+        },
+      ],
+      close: () => sandbox.drain(),
+    };
+  },
+};

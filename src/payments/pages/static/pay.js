@@ -1,0 +1,97 @@
+// The hosted payment page: posts the card to the payments API and shows the outcome.
+// The card number only ever goes to our own API over the page's origin; nothing is kept here.
+const root = document.getElementById('pay');
+const form = document.getElementById('pay-form');
+const entry = document.getElementById('pay-entry');
+const result = document.getElementById('pay-result');
+const errors = document.getElementById('pay-errors');
+const button = document.getElementById('pay-button');
+const paymentId = root.dataset.paymentId;
+
+function show(tone, text) {
+  result.hidden = false;
+  result.dataset.tone = tone;
+  result.textContent = text;
+}
+
+function showErrors(list) {
+  errors.replaceChildren(
+    ...list.map((error) => {
+      const item = document.createElement('li');
+      item.textContent = `${error.field.replace('payment_details.', '').replace('_', ' ')} ${error.message}`;
+      return item;
+    }),
+  );
+  errors.hidden = list.length === 0;
+}
+
+function finished(payment) {
+  if (payment.status === 'COMPLETED') {
+    const card = payment.card ? ` with ${payment.card.brand} •••• ${payment.card.last4}` : '';
+    show('ok', `Paid${card}. Thank you!`);
+    entry?.remove();
+    return true;
+  }
+  if (payment.status === 'FAILED' && !payment.charge_outstanding) {
+    show(
+      'bad',
+      `${payment.failure_message ?? 'The payment failed.'}${payment.allow_retry ? ' You can try another card.' : ''}`,
+    );
+    if (!payment.allow_retry) entry?.remove();
+    return true;
+  }
+  return false;
+}
+
+// While a charge is outstanding the bank's answer arrives by webhook; poll until it has.
+async function waitForOutcome() {
+  show('wait', 'Your payment is being processed. This page updates when the bank answers.');
+  entry?.remove();
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const response = await fetch(`/api/v1/payments/${paymentId}`);
+    if (!response.ok) continue;
+    if (finished(await response.json())) return;
+  }
+}
+
+function parseExpiry(value) {
+  const match = /^\s*(\d{1,2})\s*\/\s*(\d{2}|\d{4})\s*$/.exec(value);
+  return match ? { exp_month: Number(match[1]), exp_year: Number(match[2]) } : { exp_month: 0, exp_year: 0 };
+}
+
+form?.addEventListener('submit', async (event) => {
+  event.preventDefault();
+  showErrors([]);
+  button.disabled = true;
+  const data = new FormData(form);
+  const body = {
+    payment_method: 'CARD',
+    payment_details: {
+      card_number: String(data.get('card_number') ?? ''),
+      ...parseExpiry(String(data.get('exp') ?? '')),
+      cvc: String(data.get('cvc') ?? ''),
+    },
+  };
+  try {
+    const response = await fetch(`/api/v1/payments/${paymentId}/pay`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() },
+      body: JSON.stringify(body),
+    });
+    const answer = await response.json();
+    if (response.status === 200) finished(answer);
+    else if (response.status === 202) await waitForOutcome();
+    else if (response.status === 402) {
+      show('bad', `${answer.detail}.${answer.retry_allowed ? ' You can try another card.' : ''}`);
+      if (!answer.retry_allowed) entry.remove();
+    } else if (answer.errors) showErrors(answer.errors);
+    else show('bad', answer.detail ?? 'The payment could not be made.');
+  } catch {
+    show('bad', 'The connection failed. Check your network and try again.');
+  } finally {
+    button.disabled = false;
+  }
+});
+
+if (root.dataset.outstanding === 'true') waitForOutcome();

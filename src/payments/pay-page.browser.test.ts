@@ -1,0 +1,88 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import { createTestApp, type TestApp } from '../platform/testing.ts';
+import { browserSkipReason, launchBrowser, screenshot } from '../platform/testing-browser.ts';
+import { type PaymentsApi, TEST_CARDS } from './api.ts';
+import { paymentsApi } from './testing.ts';
+
+/** The hosted payment page in Chromium, against the app listening on a local port. */
+const skip = browserSkipReason();
+let t: TestApp;
+let api: PaymentsApi;
+let browser: Browser;
+let base: string;
+
+before(async () => {
+  if (skip) return;
+  t = await createTestApp({ modules: ['payments'], env: { PAYMENT_TIMEOUT_MS: '200' } });
+  base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+  api = paymentsApi(t.app);
+  browser = await launchBrowser();
+});
+after(async () => {
+  await browser?.close();
+  await t?.close();
+});
+
+async function openPage(allowRetry: boolean): Promise<{ page: Page; id: string; errors: string[] }> {
+  const payment = await api.createPayment({
+    purpose: 'parking',
+    reference: 'T-1042',
+    amountMinor: 600,
+    description: 'Parking · 3h 12m · CAR',
+    allowRetry,
+    returnUrl: '/parking',
+  });
+  const page = await browser.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  // Answers of 4xx to the card form are expected; a missing asset is not.
+  page.on('response', (response) => {
+    if (response.status() === 404 && !response.url().endsWith('/favicon.ico'))
+      errors.push(`404 ${response.url()}`);
+  });
+  const response = await page.goto(`${base}/pay/${payment.id}`);
+  assert.equal(response?.status(), 200);
+  return { page, id: payment.id, errors };
+}
+
+async function fill(page: Page, number: string, exp = '12/30', cvc = '123') {
+  await page.fill('#card_number', number);
+  await page.fill('#exp', exp);
+  await page.fill('#cvc', cvc);
+  await page.click('#pay-button');
+}
+
+test('declined, then paid with the success card', { skip }, async () => {
+  const { page, id, errors } = await openPage(true);
+  assert.equal(await page.textContent('#pay-amount'), '6.00 USD');
+  await screenshot(page, 'payments-page');
+  await fill(page, '4242 4242 4242 4241', '13/30', '1');
+  await page.waitForSelector('#pay-errors:not([hidden])');
+  assert.match((await page.textContent('#pay-errors')) ?? '', /card number is not a valid card number/);
+  await fill(page, '4000 0000 0000 0002');
+  await page.waitForSelector('#pay-result[data-tone="bad"]');
+  assert.match((await page.textContent('#pay-result')) ?? '', /declined.*try another card/);
+  await screenshot(page, 'payments-page-declined');
+  await fill(page, '4242 4242 4242 4242');
+  await page.waitForSelector('#pay-result[data-tone="ok"]');
+  assert.match((await page.textContent('#pay-result')) ?? '', /Paid with visa •••• 4242/);
+  assert.equal(await page.locator('#pay-form').count(), 0);
+  await screenshot(page, 'payments-page-paid');
+  assert.equal((await api.get(id))?.status, 'COMPLETED');
+  assert.deepEqual(errors, []);
+});
+
+test('a charge that does not answer shows "processing" until the late webhook completes it', {
+  skip,
+}, async () => {
+  const { page, id, errors } = await openPage(false);
+  await fill(page, TEST_CARDS.noAnswer);
+  await page.waitForSelector('#pay-result[data-tone="wait"]');
+  await screenshot(page, 'payments-page-processing');
+  await api.sandbox.settle(id, 'succeeded');
+  await page.waitForSelector('#pay-result[data-tone="ok"]', { timeout: 10_000 });
+  assert.match((await page.textContent('#pay-result')) ?? '', /Paid/);
+  assert.deepEqual(errors, []);
+});

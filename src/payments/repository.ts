@@ -1,0 +1,396 @@
+import { type ColumnType, type Kysely, sql, type Transaction } from 'kysely';
+import type { Db } from '../platform/db/index.ts';
+
+/** SQL of the payments module; the rules live in service.ts. */
+type Money = ColumnType<bigint, number, number>;
+
+export interface PaymentsTable {
+  id: string;
+  purpose: string;
+  reference: string;
+  description: string;
+  amount_minor: Money;
+  currency: string;
+  status: string;
+  allow_retry: boolean;
+  idempotency_key: string | null;
+  return_url: string | null;
+  attempt_id: string | null;
+  attempt_started_at: Date | null;
+  attempts: ColumnType<number, number | undefined, number>;
+  gateway_charge_id: string | null;
+  card_last4: string | null;
+  card_brand: string | null;
+  failure_code: string | null;
+  failure_message: string | null;
+  refunded_minor: ColumnType<bigint, number | undefined, number>;
+  refund_reason: string | null;
+  version: ColumnType<number, number | undefined, number>;
+  notified_version: ColumnType<number, number | undefined, number>;
+  last_event: string | null;
+  created_at: Date;
+  updated_at: Date;
+  completed_at: Date | null;
+  failed_at: Date | null;
+  refunded_at: Date | null;
+}
+
+export interface RefundsTable {
+  id: string;
+  payment_id: string;
+  amount_minor: Money;
+  reason: string;
+  idempotency_key: string;
+  status: string;
+  gateway_refund_id: string | null;
+  created_at: Date;
+  completed_at: Date | null;
+}
+
+export type Tables = {
+  payments: PaymentsTable;
+  payment_refunds: RefundsTable;
+  payment_webhook_events: { event_id: string; type: string; received_at: Date };
+};
+
+export type PaymentRow = {
+  [K in keyof PaymentsTable]: PaymentsTable[K] extends ColumnType<infer S, unknown, unknown>
+    ? S
+    : PaymentsTable[K];
+};
+export type RefundRow = {
+  [K in keyof RefundsTable]: RefundsTable[K] extends ColumnType<infer S, unknown, unknown>
+    ? S
+    : RefundsTable[K];
+};
+export type NewPayment = Pick<
+  PaymentsTable,
+  | 'id'
+  | 'purpose'
+  | 'reference'
+  | 'description'
+  | 'currency'
+  | 'allow_retry'
+  | 'idempotency_key'
+  | 'return_url'
+  | 'created_at'
+  | 'updated_at'
+> & { amount_minor: number; status: 'PENDING' };
+
+export type PaymentsDb = Kysely<Tables>;
+type Executor = Kysely<Tables> | Transaction<Tables>;
+
+/** Card attempts per payment: a hosted page must not become a card-testing oracle. */
+export const MAX_ATTEMPTS = 10;
+
+const bump = { version: sql<number>`version + 1` } as const;
+
+export function createPaymentsRepository(database: Db) {
+  const db: PaymentsDb = database.withTables<Tables>();
+
+  return {
+    db,
+
+    async insert(row: NewPayment): Promise<PaymentRow | undefined> {
+      return db
+        .insertInto('payments')
+        .values(row)
+        .onConflict((oc) =>
+          oc.columns(['purpose', 'idempotency_key']).where('idempotency_key', 'is not', null).doNothing(),
+        )
+        .returningAll()
+        .executeTakeFirst();
+    },
+
+    async find(id: string, executor: Executor = db): Promise<PaymentRow | undefined> {
+      return executor.selectFrom('payments').selectAll().where('id', '=', id).executeTakeFirst();
+    },
+
+    async findForUpdate(trx: Transaction<Tables>, id: string): Promise<PaymentRow | undefined> {
+      return trx.selectFrom('payments').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+    },
+
+    async findByIdempotencyKey(purpose: string, key: string): Promise<PaymentRow | undefined> {
+      return db
+        .selectFrom('payments')
+        .selectAll()
+        .where('purpose', '=', purpose)
+        .where('idempotency_key', '=', key)
+        .executeTakeFirst();
+    },
+
+    async listByReference(purpose: string, reference: string): Promise<PaymentRow[]> {
+      return db
+        .selectFrom('payments')
+        .selectAll()
+        .where('purpose', '=', purpose)
+        .where('reference', '=', reference)
+        .orderBy('id', 'desc')
+        .execute();
+    },
+
+    /** Takes the payment's single attempt slot; undefined when it is paid, final or busy. */
+    async claimAttempt(id: string, attemptId: string, card: { last4: string; brand: string }, now: Date) {
+      return db
+        .updateTable('payments')
+        .set((eb) => ({
+          status: 'PENDING',
+          attempt_id: attemptId,
+          attempt_started_at: now,
+          attempts: eb('attempts', '+', 1),
+          card_last4: card.last4,
+          card_brand: card.brand,
+          failure_code: null,
+          failure_message: null,
+          updated_at: now,
+        }))
+        .where('id', '=', id)
+        .where('attempt_id', 'is', null)
+        .where('attempts', '<', MAX_ATTEMPTS)
+        .where((eb) =>
+          eb.or([
+            eb('status', '=', 'PENDING'),
+            eb.and([eb('status', '=', 'FAILED'), eb('allow_retry', '=', true)]),
+          ]),
+        )
+        .returningAll()
+        .executeTakeFirst();
+    },
+
+    async recordPendingCharge(id: string, attemptId: string, chargeId: string, now: Date): Promise<void> {
+      await db
+        .updateTable('payments')
+        .set({ gateway_charge_id: chargeId, updated_at: now })
+        .where('id', '=', id)
+        .where('attempt_id', '=', attemptId)
+        .execute();
+    },
+
+    /** PENDING with this attempt → COMPLETED; undefined when that is no longer the state. */
+    async complete(executor: Executor, id: string, attemptId: string, chargeId: string, now: Date) {
+      return executor
+        .updateTable('payments')
+        .set({
+          ...bump,
+          status: 'COMPLETED',
+          attempt_id: null,
+          gateway_charge_id: chargeId,
+          completed_at: now,
+          updated_at: now,
+          last_event: 'payment.completed',
+        })
+        .where('id', '=', id)
+        .where('status', '=', 'PENDING')
+        .where('attempt_id', '=', attemptId)
+        .returningAll()
+        .executeTakeFirst();
+    },
+
+    /** PENDING with this attempt → FAILED. */
+    async fail(executor: Executor, id: string, attemptId: string, failure: Failure, now: Date) {
+      return executor
+        .updateTable('payments')
+        .set({
+          ...bump,
+          status: 'FAILED',
+          attempt_id: null,
+          failure_code: failure.code,
+          failure_message: failure.message,
+          failed_at: now,
+          updated_at: now,
+          last_event: 'payment.failed',
+        })
+        .where('id', '=', id)
+        .where('status', '=', 'PENDING')
+        .where('attempt_id', '=', attemptId)
+        .returningAll()
+        .executeTakeFirst();
+    },
+
+    /** PENDING with no outstanding charge → FAILED (`canceled`). */
+    async cancel(id: string, failure: Failure, now: Date) {
+      return db
+        .updateTable('payments')
+        .set({
+          ...bump,
+          status: 'FAILED',
+          failure_code: failure.code,
+          failure_message: failure.message,
+          failed_at: now,
+          updated_at: now,
+          last_event: 'payment.failed',
+        })
+        .where('id', '=', id)
+        .where('status', '=', 'PENDING')
+        .where('attempt_id', 'is', null)
+        .returningAll()
+        .executeTakeFirst();
+    },
+
+    /** Forgets an attempt the gateway never saw (the request died before reaching it). */
+    async clearAttempt(id: string, attemptId: string, now: Date): Promise<void> {
+      await db
+        .updateTable('payments')
+        .set({ attempt_id: null, updated_at: now })
+        .where('id', '=', id)
+        .where('attempt_id', '=', attemptId)
+        .execute();
+    },
+
+    async markNotified(id: string, version: number): Promise<void> {
+      await db
+        .updateTable('payments')
+        .set({ notified_version: version })
+        .where('id', '=', id)
+        .where('notified_version', '<', version)
+        .execute();
+    },
+
+    async unnotified(purposes: string[], before: Date, limit: number): Promise<PaymentRow[]> {
+      if (purposes.length === 0) return [];
+      return db
+        .selectFrom('payments')
+        .selectAll()
+        .where(sql<boolean>`notified_version < version`)
+        .where('updated_at', '<=', before)
+        .where('purpose', 'in', purposes)
+        .orderBy('updated_at')
+        .limit(limit)
+        .execute();
+    },
+
+    async staleAttempts(before: Date, limit: number): Promise<PaymentRow[]> {
+      return db
+        .selectFrom('payments')
+        .selectAll()
+        .where('attempt_id', 'is not', null)
+        .where('attempt_started_at', '<=', before)
+        .orderBy('attempt_started_at')
+        .limit(limit)
+        .execute();
+    },
+
+    async findRefund(
+      trx: Transaction<Tables>,
+      paymentId: string,
+      key: string,
+    ): Promise<RefundRow | undefined> {
+      return trx
+        .selectFrom('payment_refunds')
+        .selectAll()
+        .where('payment_id', '=', paymentId)
+        .where('idempotency_key', '=', key)
+        .where('status', '<>', 'FAILED')
+        .executeTakeFirst();
+    },
+
+    /** Records a refund as PENDING and reserves its amount, so concurrent refunds cannot exceed the payment. */
+    async reserveRefund(trx: Transaction<Tables>, refund: NewRefund): Promise<void> {
+      await trx
+        .insertInto('payment_refunds')
+        .values({ ...refund, status: 'PENDING' })
+        .execute();
+      await trx
+        .updateTable('payments')
+        .set({
+          refunded_minor: sql<number>`refunded_minor + ${refund.amount_minor}`,
+          updated_at: refund.created_at,
+        })
+        .where('id', '=', refund.payment_id)
+        .execute();
+    },
+
+    /** Marks a refund done; the payment becomes REFUNDED once done refunds cover its amount. */
+    async finishRefund(
+      refund: RefundRow,
+      gatewayRefundId: string,
+      now: Date,
+    ): Promise<PaymentRow | undefined> {
+      return db.transaction().execute(async (trx) => {
+        const done = await trx
+          .updateTable('payment_refunds')
+          .set({ status: 'SUCCEEDED', gateway_refund_id: gatewayRefundId, completed_at: now })
+          .where('id', '=', refund.id)
+          .where('status', '=', 'PENDING')
+          .executeTakeFirst();
+        if (Number(done.numUpdatedRows) === 0) return undefined;
+        return trx
+          .updateTable('payments')
+          .set({
+            ...bump,
+            status: sql<string>`case when (select sum(amount_minor) from payment_refunds
+              where payment_id = ${refund.payment_id} and status = 'SUCCEEDED') >= amount_minor
+              then 'REFUNDED' else status end`,
+            refund_reason: refund.reason,
+            refunded_at: now,
+            updated_at: now,
+            last_event: 'payment.refunded',
+          })
+          .where('id', '=', refund.payment_id)
+          .returningAll()
+          .executeTakeFirst();
+      });
+    },
+
+    /** The gateway refused: release the reserved amount so the refund can be tried again. */
+    async failRefund(refund: RefundRow, now: Date): Promise<void> {
+      await db.transaction().execute(async (trx) => {
+        const failed = await trx
+          .updateTable('payment_refunds')
+          .set({ status: 'FAILED', completed_at: now })
+          .where('id', '=', refund.id)
+          .where('status', '=', 'PENDING')
+          .executeTakeFirst();
+        if (Number(failed.numUpdatedRows) === 0) return;
+        await trx
+          .updateTable('payments')
+          .set({
+            refunded_minor: sql<number>`refunded_minor - ${Number(refund.amount_minor)}`,
+            updated_at: now,
+          })
+          .where('id', '=', refund.payment_id)
+          .execute();
+      });
+    },
+
+    async pendingRefunds(before: Date, limit: number): Promise<RefundRow[]> {
+      return db
+        .selectFrom('payment_refunds')
+        .selectAll()
+        .where('status', '=', 'PENDING')
+        .where('created_at', '<=', before)
+        .orderBy('created_at')
+        .limit(limit)
+        .execute();
+    },
+
+    /** False when the event id was seen before (a replay or a redelivery). */
+    async recordEvent(trx: Transaction<Tables>, eventId: string, type: string, now: Date): Promise<boolean> {
+      const result = await trx
+        .insertInto('payment_webhook_events')
+        .values({ event_id: eventId, type, received_at: now })
+        .onConflict((oc) => oc.column('event_id').doNothing())
+        .executeTakeFirst();
+      return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
+    },
+
+    async purgeEvents(before: Date): Promise<void> {
+      await db.deleteFrom('payment_webhook_events').where('received_at', '<', before).execute();
+    },
+  };
+}
+
+export interface Failure {
+  code: string;
+  message: string;
+}
+
+export type NewRefund = Omit<
+  RefundsTable,
+  'status' | 'gateway_refund_id' | 'completed_at' | 'amount_minor'
+> & {
+  amount_minor: number;
+  completed_at: null;
+};
+
+export type PaymentsRepository = ReturnType<typeof createPaymentsRepository>;

@@ -1,0 +1,192 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Static } from 'typebox';
+import { platformError } from '../platform/errors.ts';
+import { serveStatic } from '../platform/pages/index.ts';
+import type { Payment } from './api.ts';
+import { paymentError } from './errors.ts';
+import {
+  PaymentBody,
+  PaymentParams,
+  PayRequest,
+  RefundRequest,
+  SettleRequest,
+  WebhookAck,
+} from './schemas.ts';
+import { formatMinor, type PaymentsService, toJson } from './service.ts';
+
+const tags = ['payments'];
+type Params = Static<typeof PaymentParams>;
+
+export async function paymentsRoutes(app: FastifyInstance, service: PaymentsService, adminApiKey: string) {
+  const { api } = service;
+  serveStatic(app, 'payments', new URL('./pages/static/', import.meta.url));
+
+  app.get<{ Params: Params }>(
+    '/api/v1/payments/:paymentId',
+    { schema: { tags, summary: 'A payment', params: PaymentParams, response: { 200: PaymentBody } } },
+    async (request) => toJson(await service.load(request.params.paymentId)),
+  );
+
+  app.post<{ Params: Params; Body: Static<typeof PayRequest> }>(
+    '/api/v1/payments/:paymentId/pay',
+    {
+      schema: {
+        tags,
+        summary: 'Pay with a card (what the hosted page does)',
+        description:
+          '200 COMPLETED; 202 PENDING when the gateway did not answer in time (the outcome follows by webhook); ' +
+          '402 payment_declined; 422 invalid card details; 409 when already paid, final or a charge is outstanding.',
+        params: PaymentParams,
+        body: PayRequest,
+        response: { 200: PaymentBody, 202: PaymentBody },
+      },
+      config: { idempotency: { scope: 'payments.pay' } },
+    },
+    async (request, reply) => {
+      const payment = await api.pay(request.params.paymentId, request.body.payment_details);
+      if (payment.status === 'FAILED') throw declined(payment);
+      return reply.code(payment.status === 'PENDING' ? 202 : 200).send(toJson(payment));
+    },
+  );
+
+  app.post<{ Params: Params; Body: Static<typeof RefundRequest> }>(
+    '/api/v1/payments/:paymentId/refund',
+    {
+      schema: {
+        tags,
+        summary: 'Refund a completed payment, in full or in part (admin)',
+        security: [{ adminKey: [] }],
+        params: PaymentParams,
+        body: RefundRequest,
+        response: { 200: PaymentBody },
+      },
+      config: { idempotency: { scope: 'payments.refund' } },
+    },
+    async (request) => {
+      requireAdmin(request, adminApiKey);
+      const { amount, reason } = request.body;
+      const payment = await api.refund(request.params.paymentId, {
+        reason,
+        amountMinor: amount === undefined ? undefined : toMinor(amount),
+        idempotencyKey: headerKey(request),
+      });
+      return toJson(payment);
+    },
+  );
+
+  app.post<{ Params: Params; Body: Static<typeof SettleRequest> }>(
+    '/api/v1/payments/:paymentId/sandbox/settle',
+    {
+      schema: {
+        tags,
+        summary: 'Sandbox: settle the outstanding charge of a payment, as the gateway would later (admin)',
+        description:
+          'Sends the signed charge.succeeded / charge.failed webhook and answers once it was handled.',
+        security: [{ adminKey: [] }],
+        params: PaymentParams,
+        body: SettleRequest,
+        response: { 200: PaymentBody },
+      },
+    },
+    async (request) => {
+      requireAdmin(request, adminApiKey);
+      await api.sandbox.settle(request.params.paymentId, request.body.outcome as 'succeeded' | 'failed');
+      return toJson(await service.load(request.params.paymentId));
+    },
+  );
+
+  // The signature covers the exact bytes sent, so this route keeps the raw body (its own parser,
+  // scoped to this plugin) and parses JSON only after verifying.
+  await app.register(async (scope) => {
+    scope.removeContentTypeParser('application/json');
+    scope.addContentTypeParser(
+      'application/json',
+      { parseAs: 'string', bodyLimit: 256 * 1024 },
+      (_r, body, done) => done(null, body),
+    );
+    scope.post(
+      '/api/v1/payments/webhook',
+      {
+        schema: {
+          tags,
+          summary: 'Payment gateway webhook (charge.succeeded, charge.failed)',
+          description:
+            'Standard Webhooks signature: headers webhook-id, webhook-timestamp (Unix seconds, within 5 minutes) and ' +
+            'webhook-signature "v1,<base64 HMAC-SHA256 of id.timestamp.body>" keyed with PAYMENT_WEBHOOK_SECRET. ' +
+            'Bad signature or stale timestamp → 401; an event id seen before → 200 with duplicate: true.',
+          response: { 200: WebhookAck },
+        },
+      },
+      async (request) => {
+        // Only this scope's JSON parser keeps the raw text; a form or other body is not a gateway event.
+        if (typeof request.body !== 'string') {
+          throw platformError('unsupported_media_type', 'Webhook events are application/json');
+        }
+        const result = await service.handleWebhook(request.body, request.headers);
+        return { received: true, duplicate: result.duplicate };
+      },
+    );
+  });
+
+  app.get<{ Params: Params }>(
+    '/pay/:paymentId',
+    { schema: { hide: true, params: PaymentParams } },
+    async (request, reply) => {
+      const payment = await api.get(request.params.paymentId);
+      if (!payment) {
+        return reply.code(404).page('/platform/pages/message', {
+          title: 'Payment not found',
+          message: 'This payment link is not valid. Ask for a new one where you started.',
+          tone: 'bad',
+        });
+      }
+      return reply.page('/payments/pages/pay', {
+        title: `Pay ${formatMinor(payment.amountMinor, payment.currency)}`,
+        payment: toJson(payment),
+        amount: formatMinor(payment.amountMinor, payment.currency),
+        payable: payable(payment),
+        styles: ['/static/payments/pay.css'],
+        scripts: ['/static/payments/pay.js'],
+      });
+    },
+  );
+}
+
+function payable(payment: Payment): boolean {
+  if (payment.chargeOutstanding) return false;
+  return payment.status === 'PENDING' || (payment.status === 'FAILED' && payment.allowRetry);
+}
+
+function declined(payment: Payment) {
+  return paymentError('payment_declined', {
+    detail: payment.failureMessage ?? 'The card was declined',
+    extras: {
+      payment_id: payment.id,
+      decline_code: payment.failureCode,
+      payment_status: payment.status,
+      retry_allowed: payment.allowRetry,
+    },
+  });
+}
+
+function toMinor(amount: number): number {
+  const minor = Math.round(amount * 100);
+  if (Math.abs(amount * 100 - minor) > 1e-6 || !Number.isSafeInteger(minor)) {
+    throw paymentError('invalid_refund', 'amount must have at most two decimals');
+  }
+  return minor;
+}
+
+function headerKey(request: FastifyRequest): string | undefined {
+  const key = request.headers['idempotency-key'];
+  return typeof key === 'string' ? key : undefined;
+}
+
+function requireAdmin(request: FastifyRequest, adminApiKey: string): void {
+  const given = request.headers['x-admin-key'];
+  const digest = (value: string) => createHash('sha256').update(value).digest();
+  if (typeof given !== 'string' || !timingSafeEqual(digest(given), digest(adminApiKey))) {
+    throw platformError('unauthorized', 'This endpoint needs the admin API key in x-admin-key');
+  }
+}

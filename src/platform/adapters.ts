@@ -1,0 +1,104 @@
+import { Redis } from 'ioredis';
+import { type Cache, createMemoryCache, createRedisCache } from './cache/index.ts';
+import { type Clock, systemClock } from './clock.ts';
+import type { Config } from './config.ts';
+import { createDatabase, type Database } from './db/index.ts';
+import { createMemoryPubSub, createRedisPubSub, type PubSub } from './pubsub/index.ts';
+import type { Queue } from './queue/index.ts';
+import { createJetStreamQueue } from './queue/jetstream.ts';
+import { createPostgresQueue } from './queue/postgres.ts';
+import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from './ratelimit/index.ts';
+
+export interface Adapters {
+  clock: Clock;
+  database: Database;
+  cache: Cache;
+  limiter: RateLimiter;
+  pubsub: PubSub;
+  queue: Queue;
+}
+
+export interface AdapterOptions {
+  /** PostgreSQL schema (tests use one per file). */
+  schema?: string;
+  queue?: { ackWaitMs?: number; leaseMs?: number; partitions?: number };
+}
+
+/**
+ * The one place where configuration picks adapters: a URL present means the real server,
+ * absent means the embedded default. A configured server that cannot be reached fails
+ * start-up, rather than silently falling back.
+ */
+export async function createAdapters(
+  config: Config,
+  clock: Clock = systemClock,
+  options: AdapterOptions = {},
+): Promise<Adapters & { close(): Promise<void> }> {
+  const closers: (() => Promise<unknown>)[] = [];
+  try {
+    const database = await createDatabase({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      schema: options.schema ?? config.databaseSchema,
+    });
+    closers.push(() => database.close());
+
+    let cache: Cache;
+    let limiter: RateLimiter;
+    let pubsub: PubSub;
+    if (config.redisUrl) {
+      const redis = await connectRedis(config.redisUrl, 'main');
+      const subscriber = await connectRedis(config.redisUrl, 'subscriber');
+      closers.push(async () => {
+        redis.disconnect();
+        subscriber.disconnect();
+      });
+      cache = createRedisCache(redis, config.namespace);
+      limiter = createRedisRateLimiter(redis, config.namespace);
+      pubsub = createRedisPubSub(redis, subscriber, config.namespace);
+    } else {
+      cache = createMemoryCache(clock);
+      limiter = createMemoryRateLimiter();
+      pubsub = createMemoryPubSub();
+    }
+
+    const queue = config.natsUrl
+      ? await createJetStreamQueue(config.natsUrl, clock, { namespace: config.namespace, ...options.queue })
+      : createPostgresQueue(database.db, clock);
+    closers.unshift(() => queue.close());
+
+    return {
+      clock,
+      database,
+      cache,
+      limiter,
+      pubsub,
+      queue,
+      async close() {
+        for (const close of closers) await close().catch(() => {});
+      },
+    };
+  } catch (error) {
+    for (const close of closers) await close().catch(() => {});
+    throw error;
+  }
+}
+
+async function connectRedis(url: string, role: string): Promise<Redis> {
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    connectionName: role,
+    // Fail a command fast while Redis is away (the request becomes a 503), reconnect forever.
+    maxRetriesPerRequest: 1,
+    connectTimeout: 3000,
+    retryStrategy: (times) => Math.min(times * 200, 2000),
+  });
+  redis.on('error', () => {});
+  try {
+    await redis.connect();
+  } catch (error) {
+    redis.disconnect();
+    throw new Error(`cannot reach Redis at ${url}: ${(error as Error).message}`, { cause: error });
+  }
+  return redis;
+}

@@ -1,0 +1,180 @@
+import { createHmac } from 'node:crypto';
+import { existsSync } from 'node:fs';
+
+export const SERVICE_NAMES = ['paste', 'notify', 'booking', 'parking'] as const;
+export type ServiceName = (typeof SERVICE_NAMES)[number];
+export const ROLES = ['api', 'worker', 'scheduler', 'all'] as const;
+export type Role = (typeof ROLES)[number];
+
+export interface Config {
+  port: number;
+  host: string;
+  baseUrl: string;
+  services: ServiceName[];
+  role: Role;
+  instances: number;
+  logLevel: string;
+  /** PostgreSQL URL; absent means embedded PGlite. */
+  databaseUrl?: string;
+  /** PostgreSQL schema to use instead of `public` (created if missing). */
+  databaseSchema?: string;
+  /** PGlite data directory; "memory://" keeps everything in memory (tests). */
+  dataDir: string;
+  redisUrl?: string;
+  natsUrl?: string;
+  /** Prefix for queue streams, cache keys and channels, so tests and tenants never collide. */
+  namespace: string;
+  /** Secret for signatures and keyed bijections; the embedded default is fine for a laptop, not for production. */
+  secret: string;
+  adminApiKey: string;
+  bodyLimitBytes: number;
+  trustProxy: boolean;
+  shutdownTimeoutMs: number;
+  /** How long a card payment waits for the gateway before answering PENDING (payments). */
+  paymentTimeoutMs: number;
+  /** Key of the payment gateway's webhook signatures; derived from `secret` when unset. */
+  paymentWebhookSecret: string;
+  /**
+   * Test only: the server's clock can be moved forward with `POST /test/clock {advance_ms}`, so a
+   * browser test can watch things expire. Never set it on a real deployment; production refuses it.
+   */
+  testClock: boolean;
+  /**
+   * The environment the config was read from. A module reads its own settings here (and validates
+   * them itself, throwing ConfigError), so tests pass them like any other override.
+   */
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Env = Record<string, string | undefined>;
+
+/** Reads the configuration once: command-line flags win over env, env wins over `.env`. */
+export function loadConfig(argv: string[] = process.argv.slice(2), env: Env = process.env): Config {
+  if (env === process.env && existsSync('.env')) process.loadEnvFile('.env');
+  const flags = parseFlags(argv);
+  const get = (flag: string, name: string): string | undefined => flags[flag] ?? env[name];
+  const port = int('PORT', get('port', 'PORT') ?? '3000', 0, 65535);
+  const host = get('host', 'HOST') ?? '0.0.0.0';
+  const secret = minLength('APP_SECRET', env.APP_SECRET ?? 'dev-secret-change-me-in-production', 16);
+  return {
+    port,
+    host,
+    baseUrl: url('BASE_URL', get('base-url', 'BASE_URL') ?? `http://localhost:${port}`).replace(/\/$/, ''),
+    services: list('SERVICES', get('services', 'SERVICES') ?? SERVICE_NAMES.join(','), SERVICE_NAMES),
+    role: oneOf('ROLE', get('role', 'ROLE') ?? 'all', ROLES),
+    instances: int('INSTANCES', get('instances', 'INSTANCES') ?? '1', 1, 256),
+    logLevel: oneOf('LOG_LEVEL', env.LOG_LEVEL ?? 'info', [
+      'fatal',
+      'error',
+      'warn',
+      'info',
+      'debug',
+      'trace',
+      'silent',
+    ]),
+    databaseUrl: optionalUrl('DATABASE_URL', env.DATABASE_URL, ['postgres:', 'postgresql:']),
+    databaseSchema: env.DATABASE_SCHEMA
+      ? pattern('DATABASE_SCHEMA', env.DATABASE_SCHEMA, /^[a-z_][a-z0-9_]{0,62}$/)
+      : undefined,
+    dataDir: env.DATA_DIR ?? './data',
+    redisUrl: optionalUrl('REDIS_URL', env.REDIS_URL, ['redis:', 'rediss:']),
+    natsUrl: optionalUrl('NATS_URL', env.NATS_URL, ['nats:', 'tls:']),
+    namespace: pattern('NAMESPACE', env.NAMESPACE ?? 'app', /^[a-z][a-z0-9_]{0,30}$/),
+    secret,
+    adminApiKey: minLength('ADMIN_API_KEY', env.ADMIN_API_KEY ?? 'dev-admin-key', 8),
+    bodyLimitBytes: int('BODY_LIMIT_BYTES', env.BODY_LIMIT_BYTES ?? String(11 * 1024 * 1024), 1024, 2 ** 30),
+    trustProxy: bool('TRUST_PROXY', env.TRUST_PROXY ?? 'false'),
+    shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', env.SHUTDOWN_TIMEOUT_MS ?? '10000', 100, 600_000),
+    testClock: testClock(env),
+    paymentTimeoutMs: int('PAYMENT_TIMEOUT_MS', env.PAYMENT_TIMEOUT_MS ?? '10000', 10, 120_000),
+    paymentWebhookSecret: env.PAYMENT_WEBHOOK_SECRET
+      ? minLength('PAYMENT_WEBHOOK_SECRET', env.PAYMENT_WEBHOOK_SECRET, 16)
+      : createHmac('sha256', secret).update('payments.webhook').digest('base64url'),
+    env,
+  };
+}
+
+function testClock(env: Env): boolean {
+  const enabled = bool('TEST_CLOCK', env.TEST_CLOCK ?? 'false');
+  if (enabled && env.NODE_ENV === 'production') {
+    throw new ConfigError(
+      'TEST_CLOCK lets anyone move the server clock; it is refused when NODE_ENV=production',
+    );
+  }
+  return enabled;
+}
+
+function parseFlags(argv: string[]): Record<string, string> {
+  const flags: Record<string, string> = {};
+  for (const arg of argv) {
+    const match = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
+    if (!match) throw new ConfigError(`unknown argument "${arg}" (expected --name=value)`);
+    flags[match[1]] = match[2] ?? 'true';
+  }
+  return flags;
+}
+
+function int(name: string, raw: string, min: number, max: number): number {
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+function bool(name: string, raw: string): boolean {
+  if (['true', '1', 'yes'].includes(raw)) return true;
+  if (['false', '0', 'no', ''].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function oneOf<T extends string>(name: string, raw: string, allowed: readonly T[]): T {
+  if (!allowed.includes(raw as T))
+    throw new ConfigError(`${name} must be one of ${allowed.join('|')}, got "${raw}"`);
+  return raw as T;
+}
+
+function list<T extends string>(name: string, raw: string, allowed: readonly T[]): T[] {
+  const items = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (items.length === 0) throw new ConfigError(`${name} must name at least one of ${allowed.join(',')}`);
+  return [...new Set(items.map((item) => oneOf(name, item, allowed)))];
+}
+
+function url(name: string, raw: string): string {
+  try {
+    return new URL(raw).toString();
+  } catch {
+    throw new ConfigError(`${name} must be an absolute URL, got "${raw}"`);
+  }
+}
+
+function optionalUrl(name: string, raw: string | undefined, protocols: string[]): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be a URL like ${protocols[0]}//host:port, got "${raw}"`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got "${parsed.protocol}"`);
+  }
+  return raw;
+}
+
+function pattern(name: string, raw: string, re: RegExp): string {
+  if (!re.test(raw)) throw new ConfigError(`${name} must match ${re}, got "${raw}"`);
+  return raw;
+}
+
+function minLength(name: string, raw: string, min: number): string {
+  if (raw.length < min) throw new ConfigError(`${name} must be at least ${min} characters`);
+  return raw;
+}

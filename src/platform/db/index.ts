@@ -1,0 +1,100 @@
+import { mkdirSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+import { Kysely, PGliteDialect, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+
+export type Db = Kysely<Record<string, never>>;
+
+export interface Database {
+  db: Db;
+  kind: 'pglite' | 'postgres';
+  /** The schema tables live in (`public` unless configured). */
+  schema: string;
+  /** Largest number of connections a caller may use at once (1 for PGlite). */
+  poolSize: number;
+  /** In-use and total connections, for /metrics. */
+  poolStats(): { total: number; idle: number; waiting: number };
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  databaseUrl?: string;
+  /** PGlite directory, or "memory://" for a throwaway database. */
+  dataDir?: string;
+  /** PostgreSQL schema to use (created if missing); tests use one schema per file. */
+  schema?: string;
+  poolSize?: number;
+}
+
+const INT8 = 20;
+
+export async function createDatabase(options: DatabaseOptions): Promise<Database> {
+  return options.databaseUrl
+    ? connectPostgres(options.databaseUrl, options)
+    : openPglite(options.dataDir ?? './data');
+}
+
+async function connectPostgres(url: string, options: DatabaseOptions): Promise<Database> {
+  const poolSize = options.poolSize ?? 20;
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    connectionTimeoutMillis: 5000,
+    idleTimeoutMillis: 30_000,
+    // `public` after the schema: extensions (pg_trgm) live there once per database, so every schema
+    // sees their operators; tables are still created in (and found first in) the schema.
+    options: options.schema ? `-c search_path=${options.schema},public` : undefined,
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === INT8 ? BigInt : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    },
+  });
+  // A terminated backend emits 'error' on an idle client; without a listener it would crash the process.
+  pool.on('error', () => {});
+  const db: Db = new Kysely({ dialect: new PostgresDialect({ pool }) });
+  if (options.schema) {
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      await admin.query(`create schema if not exists ${options.schema}`);
+    } finally {
+      await admin.end();
+    }
+  }
+  await sql`select 1`.execute(db);
+  return {
+    db,
+    kind: 'postgres',
+    schema: options.schema ?? 'public',
+    poolSize,
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    ping: async () => {
+      await sql`select 1`.execute(db);
+    },
+    close: () => db.destroy(),
+  };
+}
+
+async function openPglite(dataDir: string): Promise<Database> {
+  const inMemory = dataDir === 'memory://';
+  if (!inMemory) mkdirSync(dataDir, { recursive: true });
+  const pglite = await PGlite.create({
+    dataDir: inMemory ? undefined : dataDir,
+    extensions: { pg_trgm },
+    parsers: { [INT8]: (value: string) => BigInt(value) },
+  });
+  const db: Db = new Kysely({ dialect: new PGliteDialect({ pglite }) });
+  return {
+    db,
+    kind: 'pglite',
+    schema: 'public',
+    poolSize: 1,
+    poolStats: () => ({ total: 1, idle: 1, waiting: 0 }),
+    ping: async () => {
+      await sql`select 1`.execute(db);
+    },
+    close: () => db.destroy(),
+  };
+}

@@ -1,0 +1,95 @@
+/**
+ * Errors as data: every service declares a catalogue of stable snake_case codes with their
+ * HTTP status, and throws `err('code', {...})`. One handler (http/problem.ts) turns them into
+ * RFC 9457 problem+json.
+ */
+export interface ErrorSpec {
+  status: number;
+  title: string;
+}
+
+export interface ErrorOptions {
+  detail?: string;
+  /** Extra members of the problem document, e.g. `{seats: ['C7']}`. */
+  extras?: Record<string, unknown>;
+  headers?: Record<string, string>;
+  cause?: unknown;
+}
+
+export class AppError extends Error {
+  override name = 'AppError';
+  readonly code: string;
+  readonly status: number;
+  readonly title: string;
+  readonly extras: Record<string, unknown>;
+  readonly headers: Record<string, string>;
+
+  constructor(code: string, spec: ErrorSpec, options: ErrorOptions = {}) {
+    super(options.detail ?? spec.title, { cause: options.cause });
+    this.code = code;
+    this.status = spec.status;
+    this.title = spec.title;
+    this.extras = options.extras ?? {};
+    this.headers = options.headers ?? {};
+  }
+}
+
+export type ErrorFactory<C extends Record<string, ErrorSpec>> = ((
+  code: keyof C & string,
+  options?: ErrorOptions | string,
+) => AppError) & { catalogue: C };
+
+export function defineErrors<const C extends Record<string, ErrorSpec>>(catalogue: C): ErrorFactory<C> {
+  const factory = (code: keyof C & string, options?: ErrorOptions | string) =>
+    new AppError(code, catalogue[code], typeof options === 'string' ? { detail: options } : options);
+  return Object.assign(factory, { catalogue });
+}
+
+/** The platform's own codes; services add theirs in their `errors.ts`. */
+export const platformError = defineErrors({
+  bad_request: { status: 400, title: 'Malformed request' },
+  validation_failed: { status: 400, title: 'The request is not valid' },
+  malformed_json: { status: 400, title: 'The body is not valid JSON' },
+  unauthorized: { status: 401, title: 'Missing or invalid credentials' },
+  forbidden: { status: 403, title: 'Not allowed' },
+  not_found: { status: 404, title: 'Not found' },
+  method_not_allowed: { status: 405, title: 'Method not allowed' },
+  conflict: { status: 409, title: 'Conflict' },
+  idempotency_in_progress: { status: 409, title: 'A request with this Idempotency-Key is still in progress' },
+  gone: { status: 410, title: 'Gone' },
+  payload_too_large: { status: 413, title: 'The body is too large' },
+  uri_too_long: { status: 414, title: 'A path segment is too long' },
+  unsupported_media_type: { status: 415, title: 'Unsupported media type' },
+  idempotency_key_reused: { status: 422, title: 'Idempotency-Key reused with a different request' },
+  unprocessable: { status: 422, title: 'The request cannot be processed' },
+  rate_limited: { status: 429, title: 'Too many requests' },
+  internal_error: { status: 500, title: 'Internal server error' },
+  service_unavailable: { status: 503, title: 'A dependency is unavailable, try again shortly' },
+});
+
+/** Errors from drivers that mean "a dependency is down", which clients should retry, not report. */
+export function isUnavailableError(error: unknown): boolean {
+  const name = (error as { name?: unknown })?.name;
+  // ioredis while Redis is away; nats.js while NATS is away.
+  if (
+    typeof name === 'string' &&
+    [
+      'MaxRetriesPerRequestError',
+      'ClosedConnectionError',
+      'RequestError',
+      'TimeoutError',
+      'NoRespondersError',
+    ].includes(name)
+  ) {
+    return true;
+  }
+  if (error instanceof Error && /Connection is closed|Stream isn't writeable/.test(error.message))
+    return true;
+  const code = (error as { code?: unknown })?.code;
+  if (typeof code !== 'string') return false;
+  return (
+    ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND'].includes(code) ||
+    // PostgreSQL: admin shutdown / connection failure / cannot connect now / too many connections
+    ['57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004', '53300'].includes(code)
+  );
+}

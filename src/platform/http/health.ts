@@ -1,0 +1,69 @@
+import type { FastifyInstance } from 'fastify';
+import type { Adapters } from '../adapters.ts';
+import type { HealthCheck } from '../module.ts';
+
+const CHECK_TIMEOUT_MS = 2000;
+
+async function timed(kind: string, ping: () => Promise<void>): Promise<HealthCheck> {
+  const started = performance.now();
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      ping(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer in ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
+      }),
+    ]);
+    return { status: 'ok', kind, latency_ms: Math.round((performance.now() - started) * 10) / 10 };
+  } catch (error) {
+    return { status: 'down', kind, error: (error as Error).message };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * `/health/live` says the process is up; `/health/ready` says it can do its work: every adapter
+ * in use answers, and the modules' own checks (circuit breakers) are not down.
+ */
+export function registerHealth(
+  app: FastifyInstance,
+  adapters: Adapters,
+  extraChecks: () => Promise<Record<string, HealthCheck>>,
+  isClosing: () => boolean,
+): void {
+  app.get(
+    '/health/live',
+    { schema: { tags: ['platform'], summary: 'The process is running' } },
+    async () => ({
+      status: 'ok',
+    }),
+  );
+  app.get(
+    '/health/ready',
+    { schema: { tags: ['platform'], summary: 'Every dependency in use answers' } },
+    async (_request, reply) => {
+      const [database, cache, limiter, pubsub, queue, extra] = await Promise.all([
+        timed(adapters.database.kind, adapters.database.ping),
+        timed(adapters.cache.kind, adapters.cache.ping),
+        timed(adapters.limiter.kind, adapters.limiter.ping),
+        timed(adapters.pubsub.kind, adapters.pubsub.ping),
+        timed(adapters.queue.kind, adapters.queue.ping),
+        extraChecks().catch(
+          (error): Record<string, HealthCheck> => ({ modules: { status: 'down', error: String(error) } }),
+        ),
+      ]);
+      const checks: Record<string, HealthCheck> = {
+        database,
+        cache,
+        rate_limiter: limiter,
+        pubsub,
+        queue,
+        ...extra,
+      };
+      const down = isClosing() || Object.values(checks).some((check) => check.status === 'down');
+      if (down) reply.code(503).header('retry-after', '5');
+      return { status: isClosing() ? 'shutting_down' : down ? 'unavailable' : 'ok', checks };
+    },
+  );
+}

@@ -1,0 +1,163 @@
+import { createHash, createHmac } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { sql } from 'kysely';
+import type { Clock } from '../clock.ts';
+import type { Db } from '../db/index.ts';
+import { platformError } from '../errors.ts';
+
+/**
+ * `Idempotency-Key` for POSTs that create or pay (draft-ietf-httpapi-idempotency-key-header,
+ * Stripe's semantics). Enable per route with `config: {idempotency: {scope, required?}}`.
+ * The first response is stored for 24 h and replayed byte for byte; the same key with another
+ * body → 422; while the first is still running → 409. 5xx answers are not stored, so a retry
+ * after a failure runs again. Keys are scoped by route and by the caller's credentials.
+ */
+export interface IdempotencyRouteConfig {
+  scope: string;
+  required?: boolean;
+  /** Extra identity to scope keys by, e.g. a body field when the route has no credentials. */
+  principal?: (request: FastifyRequest) => string | undefined;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    idempotency?: IdempotencyRouteConfig;
+  }
+  interface FastifyRequest {
+    idempotencyClaim?: { scope: string; key: string; settled: boolean };
+  }
+}
+
+const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+const TTL_MS = 24 * 3600_000;
+const REPLAYED_HEADERS = ['content-type', 'location', 'cache-control'];
+
+/**
+ * `hashKey` keys the stored request fingerprint (HMAC): bodies may carry card details, and a
+ * plain hash of a card number can be brute-forced (PCI DSS wants keyed hashes of PANs).
+ */
+export function registerIdempotency(app: FastifyInstance, db: Db, clock: Clock, hashKey: string): void {
+  // Hooks go only on routes that opt in, so every other route pays nothing for the feature.
+  app.addHook('onRoute', (route) => {
+    if (!route.config?.idempotency) return;
+    route.preHandler = [...asArray(route.preHandler), idempotencyPreHandler];
+    route.onSend = [...asArray(route.onSend), idempotencyOnSend];
+    route.onResponse = [...asArray(route.onResponse), idempotencyOnResponse];
+  });
+
+  async function idempotencyPreHandler(request: FastifyRequest, reply: FastifyReply) {
+    const config = request.routeOptions.config.idempotency;
+    if (!config) return;
+    const key = request.headers['idempotency-key'];
+    if (key === undefined) {
+      if (config.required) {
+        throw platformError('validation_failed', {
+          detail: 'This endpoint needs an Idempotency-Key header (any unique string up to 255 characters)',
+          extras: { errors: [{ field: 'headers.idempotency-key', message: 'is required' }] },
+        });
+      }
+      return;
+    }
+    if (typeof key !== 'string' || !KEY_PATTERN.test(key)) {
+      throw platformError('validation_failed', {
+        detail: 'Idempotency-Key must be 1 to 255 visible ASCII characters',
+        extras: { errors: [{ field: 'headers.idempotency-key', message: 'is malformed' }] },
+      });
+    }
+    const scope = scopeOf(request, config);
+    const hash = requestHash(request, hashKey);
+    const now = clock.now();
+    const claimed = await sql`
+      insert into idempotency_keys (scope, key, request_hash, status, created_at, expires_at)
+      values (${scope}, ${key}, ${hash}, 'in_progress', ${now}, ${new Date(now.getTime() + TTL_MS)})
+      on conflict (scope, key) do update
+        set request_hash = excluded.request_hash, status = 'in_progress', created_at = excluded.created_at,
+            expires_at = excluded.expires_at, response_status = null, response_headers = null, response_body = null
+        where idempotency_keys.expires_at <= ${now}`.execute(db);
+    if (Number(claimed.numAffectedRows ?? 0n) > 0) {
+      request.idempotencyClaim = { scope, key, settled: false };
+      return;
+    }
+    const { rows } = await sql<{
+      request_hash: string;
+      status: string;
+      response_status: number | null;
+      response_headers: Record<string, string> | null;
+      response_body: string | null;
+    }>`select request_hash, status, response_status, response_headers, response_body
+       from idempotency_keys where scope = ${scope} and key = ${key}`.execute(db);
+    const stored = rows[0];
+    if (!stored) throw platformError('idempotency_in_progress', { headers: { 'Retry-After': '1' } });
+    if (stored.request_hash !== hash) {
+      throw platformError(
+        'idempotency_key_reused',
+        'This Idempotency-Key was used with a different request body',
+      );
+    }
+    if (stored.status !== 'done') {
+      throw platformError('idempotency_in_progress', { headers: { 'Retry-After': '1' } });
+    }
+    for (const [name, value] of Object.entries(stored.response_headers ?? {})) reply.header(name, value);
+    reply.header('idempotent-replayed', 'true');
+    return reply.code(stored.response_status ?? 200).send(stored.response_body ?? '');
+  }
+
+  async function idempotencyOnSend(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
+    const claim = request.idempotencyClaim;
+    if (!claim || claim.settled) return payload;
+    claim.settled = true;
+    if (reply.statusCode >= 500 || (typeof payload !== 'string' && !Buffer.isBuffer(payload))) {
+      await release(db, claim);
+      return payload;
+    }
+    const headers: Record<string, string> = {};
+    for (const name of REPLAYED_HEADERS) {
+      const value = reply.getHeader(name);
+      if (value !== undefined) headers[name] = String(value);
+    }
+    await sql`update idempotency_keys set status = 'done', response_status = ${reply.statusCode},
+        response_headers = ${JSON.stringify(headers)}::jsonb, response_body = ${payload.toString()}
+      where scope = ${claim.scope} and key = ${claim.key}`.execute(db);
+    return payload;
+  }
+
+  // A request whose response never went through onSend (hijacked, failed hook) must not keep its
+  // key locked. Not on client abort: the handler may still be charging a card.
+  async function idempotencyOnResponse(request: FastifyRequest) {
+    const claim = request.idempotencyClaim;
+    if (claim && !claim.settled) {
+      claim.settled = true;
+      await release(db, claim).catch(() => {});
+    }
+  }
+}
+
+function asArray<T>(value: T | T[] | undefined): T[] {
+  if (value === undefined) return [];
+  return Array.isArray(value) ? value : [value];
+}
+
+async function release(db: Db, claim: { scope: string; key: string }) {
+  await sql`delete from idempotency_keys where scope = ${claim.scope} and key = ${claim.key} and status = 'in_progress'`.execute(
+    db,
+  );
+}
+
+function scopeOf(request: FastifyRequest, config: IdempotencyRouteConfig): string {
+  const credentials = request.headers.authorization ?? '';
+  const principal = config.principal?.(request) ?? '';
+  if (!credentials && !principal) return config.scope;
+  return `${config.scope}:${createHash('sha256').update(`${credentials}\n${principal}`).digest('base64url').slice(0, 22)}`;
+}
+
+function requestHash(request: FastifyRequest, hashKey: string): string {
+  const body = typeof request.body === 'string' ? request.body : JSON.stringify(request.body ?? null);
+  return createHmac('sha256', hashKey)
+    .update(`${request.method} ${request.url}\n${body}`)
+    .digest('base64url');
+}
+
+/** Deletes expired keys; run by the platform's hourly housekeeping job. */
+export async function purgeExpiredIdempotencyKeys(db: Db, now: Date): Promise<void> {
+  await sql`delete from idempotency_keys where expires_at <= ${now}`.execute(db);
+}

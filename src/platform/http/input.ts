@@ -1,0 +1,42 @@
+import type { FastifyInstance } from 'fastify';
+import { platformError } from '../errors.ts';
+
+/**
+ * Text that PostgreSQL cannot store (a NUL character) is refused at the door with a 400 naming
+ * the field, instead of failing deep inside a query as a 500. Paths and query strings are
+ * checked on every request (a few short strings); JSON bodies only when their text contains an
+ * escaped NUL at all, so ordinary bodies pay one `indexOf`.
+ */
+export function registerInputGuards(app: FastifyInstance): void {
+  app.addHook('preValidation', (request, _reply, done) => {
+    const field = nulField('params', request.params) ?? nulField('querystring', request.query);
+    done(field ? refusal(field) : undefined);
+  });
+
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    parseJson(request, String(body), (error: Error | null, parsed?: unknown) => {
+      if (error) return done(error);
+      const field = String(body).includes('u0000') ? nulField('body', parsed) : undefined;
+      done(field ? refusal(field) : null, parsed);
+    });
+  });
+}
+
+function refusal(field: string) {
+  return platformError('validation_failed', {
+    detail: `${field} contains a NUL character`,
+    extras: { errors: [{ field, message: 'must not contain a NUL character' }] },
+  });
+}
+
+/** The path of the first string containing U+0000, searched depth-first. */
+function nulField(path: string, value: unknown, depth = 0): string | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
+  if (value === null || typeof value !== 'object' || depth > 64) return undefined;
+  for (const [key, inner] of Object.entries(value)) {
+    const found = nulField(`${path}.${key}`, inner, depth + 1);
+    if (found) return found;
+  }
+  return undefined;
+}

@@ -1,0 +1,27 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
+
+/** OpenAPI generated from the route schemas, at /openapi.json, with Swagger UI at /docs. */
+export async function registerOpenApi(app: FastifyInstance, baseUrl: string): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Four Services',
+        version: '0.1.0',
+        description:
+          'Text sharing, notifications, seat booking and parking. Errors are RFC 9457 problem+json.',
+      },
+      servers: [{ url: baseUrl }],
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'http', scheme: 'bearer', description: 'A user API key' },
+          adminKey: { type: 'apiKey', in: 'header', name: 'x-admin-key', description: 'The admin API key' },
+        },
+      },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: false });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+}

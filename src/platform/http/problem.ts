@@ -1,0 +1,120 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, isUnavailableError, platformError } from '../errors.ts';
+import { requestIdFor } from './request-id.ts';
+
+export const PROBLEM_TYPE = 'application/problem+json; charset=utf-8';
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: string;
+  requestId: string;
+  [extra: string]: unknown;
+}
+
+export function problemFor(error: AppError, requestId: string): Problem {
+  return {
+    type: `/problems/${error.code}`,
+    title: error.title,
+    status: error.status,
+    detail: error.message,
+    code: error.code,
+    requestId,
+    ...error.extras,
+  };
+}
+
+export function sendProblem(reply: FastifyReply, error: AppError): FastifyReply {
+  for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+  return reply.code(error.status).type(PROBLEM_TYPE).send(problemFor(error, reply.request.id));
+}
+
+/** Turns anything thrown into an AppError: ours as they are, Fastify's by their code, the rest as 500. */
+export function toAppError(error: FastifyError | AppError | Error): AppError {
+  if (error instanceof AppError) return error;
+  const fastifyError = error as FastifyError;
+  if (fastifyError.validation) {
+    const where = fastifyError.validationContext ?? 'body';
+    const errors = fastifyError.validation.map((issue) => ({
+      field: fieldName(where, issue.instancePath, issue.params as Record<string, unknown>),
+      message: issue.message ?? 'is invalid',
+    }));
+    return platformError('validation_failed', {
+      detail: errors.map((e) => `${e.field} ${e.message}`).join('; '),
+      extras: { errors },
+    });
+  }
+  switch (fastifyError.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return platformError('payload_too_large', 'The request body is larger than this endpoint accepts');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return platformError(
+        'unsupported_media_type',
+        'Send application/json (or text/plain where documented)',
+      );
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return platformError('bad_request', 'Content-Length does not match the body');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return platformError('malformed_json', 'The body is empty but Content-Type says JSON');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return platformError('malformed_json');
+    case 'FST_ERR_BAD_URL':
+      return platformError('bad_request', 'The path is not a valid URL (bad percent-encoding?)');
+  }
+  if (error instanceof SyntaxError && fastifyError.statusCode === 400) return platformError('malformed_json');
+  if (isUnavailableError(error)) {
+    return platformError('service_unavailable', { headers: { 'Retry-After': '2' }, cause: error });
+  }
+  const status = fastifyError.statusCode;
+  if (status && status >= 400 && status < 500) {
+    return platformError(
+      status === 404 ? 'not_found' : status === 413 ? 'payload_too_large' : 'bad_request',
+      {
+        detail: error.message,
+      },
+    );
+  }
+  return platformError('internal_error', {
+    detail: 'Something went wrong on our side; the request id helps us find it',
+    cause: error,
+  });
+}
+
+function fieldName(where: string, instancePath: string, params: Record<string, unknown>): string {
+  const path = instancePath.replace(/^\//, '').replaceAll('/', '.');
+  const missing = typeof params?.missingProperty === 'string' ? params.missingProperty : undefined;
+  const extra = typeof params?.additionalProperty === 'string' ? params.additionalProperty : undefined;
+  return [where, path, missing ?? extra].filter(Boolean).join('.');
+}
+
+/**
+ * For the few errors the router answers before a Fastify request exists (an oversized path
+ * parameter): the same problem+json, written on the raw response.
+ */
+export function sendRawProblem(request: IncomingMessage, response: ServerResponse, error: AppError): void {
+  const requestId = requestIdFor(request);
+  response.writeHead(error.status, {
+    'content-type': PROBLEM_TYPE,
+    'x-content-type-options': 'nosniff',
+    'x-request-id': requestId,
+  });
+  response.end(JSON.stringify(problemFor(error, requestId)));
+}
+
+export function registerProblemHandlers(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const appError = toAppError(error);
+    if (appError.status >= 500) request.log.error({ err: error, code: appError.code }, 'request failed');
+    else request.log.debug({ code: appError.code }, appError.message);
+    return sendProblem(reply, appError);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(
+      reply,
+      platformError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}`),
+    ),
+  );
+}

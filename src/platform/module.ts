@@ -1,0 +1,47 @@
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { Adapters } from './adapters.ts';
+import type { Config, ServiceName } from './config.ts';
+import type { Migrations } from './db/migrate.ts';
+import type { SseHub } from './http/sse.ts';
+import type { JobDefinition } from './jobs/index.ts';
+import type { Metrics } from './observability/metrics.ts';
+import type { Consumer } from './queue/index.ts';
+
+export interface HealthCheck {
+  status: 'ok' | 'degraded' | 'down';
+  [detail: string]: unknown;
+}
+
+/** Everything a module may use: adapters chosen from config, plus the platform's shared parts. */
+export interface PlatformDeps extends Adapters {
+  config: Config;
+  log: FastifyBaseLogger;
+  metrics: Metrics;
+  sse: SseHub;
+  /** Public APIs of modules created earlier in this process (e.g. booking uses notify's). */
+  modules: ReadonlyMap<string, unknown>;
+}
+
+export interface ModuleInstance {
+  /** Functions other modules may call in-process (their only way into this module). */
+  api?: unknown;
+  /** HTTP routes and pages (api role). */
+  routes?(app: FastifyInstance): void | Promise<void>;
+  /** Queue consumers (worker role). */
+  startWorkers?(): Consumer[] | Promise<Consumer[]>;
+  /** Periodic jobs (scheduler role). */
+  jobs?: JobDefinition[];
+  /** Extra readiness checks, e.g. circuit breakers. */
+  health?(): Promise<Record<string, HealthCheck>>;
+  /** Flushes buffers (view counters) and releases resources at shutdown. */
+  close?(): Promise<void>;
+}
+
+export interface ServiceModule {
+  /** A service name from `--services`, or an internal module (payments) pulled in by one. */
+  name: ServiceName | 'payments';
+  /** Modules this one needs created first (and enabled with it). */
+  needs?: ('payments' | ServiceName)[];
+  migrations: Migrations;
+  create(deps: PlatformDeps): ModuleInstance | Promise<ModuleInstance>;
+}

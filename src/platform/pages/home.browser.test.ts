@@ -1,0 +1,51 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { Browser } from 'playwright-core';
+import {
+  browserSkipReason,
+  launchBrowser,
+  type RunningServer,
+  screenshot,
+  startServer,
+} from '../testing-browser.ts';
+
+const skip = browserSkipReason();
+let server: RunningServer;
+let browser: Browser;
+
+before(async () => {
+  if (skip) return;
+  server = await startServer();
+  browser = await launchBrowser();
+});
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+test('the home page links the four services and the API docs, and every link opens', { skip }, async () => {
+  const page = await browser.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  const response = await page.goto(server.url);
+  assert.equal(response?.status(), 200);
+  assert.equal(await page.title(), 'Home · Four Services');
+  const links = await page
+    .locator('main a')
+    .evaluateAll((anchors) =>
+      anchors.map((a) => ({ text: a.textContent?.trim(), href: a.getAttribute('href') })),
+    );
+  const hrefs = links.map((link) => link.href);
+  for (const href of ['/paste', '/notify', '/movies', '/parking', '/docs']) {
+    assert.ok(hrefs.includes(href), `home links ${href}: ${JSON.stringify(links)}`);
+  }
+  await screenshot(page, 'platform-home');
+  for (const href of new Set(hrefs.filter((h): h is string => !!h && h.startsWith('/')))) {
+    const opened = await page.goto(`${server.url}${href}`);
+    assert.ok(opened && opened.status() < 400, `${href} answered ${opened?.status()}`);
+  }
+  await page.goto(`${server.url}/docs`);
+  await page.waitForSelector('.swagger-ui', { timeout: 15_000 });
+  await screenshot(page, 'platform-docs');
+  assert.deepEqual(errors, []);
+});

@@ -1,0 +1,126 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { dropNamespace, realServices, uniqueName } from './testing.ts';
+
+/**
+ * Browser tests: Debian's Chromium driven by playwright-core against the real app started as
+ * a process (`node src/main.ts`). Without Chromium they are skipped with a reason, unless
+ * REQUIRE_BROWSER=1 (CI), where a missing browser fails them.
+ */
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const SCREENSHOTS = 'test-output/screenshots';
+
+export function browserSkipReason(): string | false {
+  if (existsSync(CHROMIUM)) return false;
+  if (process.env.REQUIRE_BROWSER === '1')
+    throw new Error(`REQUIRE_BROWSER=1 but no Chromium at ${CHROMIUM}`);
+  return `no Chromium at ${CHROMIUM} (apt-get install chromium)`;
+}
+
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
+
+export async function screenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  const path = join(SCREENSHOTS, `${name}.png`);
+  await page.screenshot({ path, fullPage: true });
+  return path;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+export interface RunningServer {
+  url: string;
+  process: ChildProcess;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `node src/main.ts` on a free port, on the real services when their URLs are set (in a
+ * schema of its own on PostgreSQL, dropped at stop), otherwise in a fresh PGlite directory.
+ * Several servers share one database and pub/sub (two API processes) when the caller passes the
+ * same `DATABASE_SCHEMA` and `NAMESPACE` in `env`; the caller then owns them and drops them with
+ * `dropNamespace` (stop() only drops what the server made itself).
+ */
+export async function startServer(env: Record<string, string> = {}): Promise<RunningServer> {
+  const port = await freePort();
+  const dataDir = mkdtempSync(join(tmpdir(), 'app-'));
+  const url = `http://127.0.0.1:${port}`;
+  // Made here (and dropped at stop) unless the caller passes its own.
+  const schema = env.DATABASE_SCHEMA === undefined && realServices.databaseUrl ? uniqueName('s') : '';
+  const namespace = env.NAMESPACE === undefined ? uniqueName('b') : '';
+  const child = spawn(process.execPath, ['src/main.ts'], {
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      BASE_URL: url,
+      DATA_DIR: dataDir,
+      DATABASE_URL: realServices.databaseUrl ?? '',
+      DATABASE_SCHEMA: schema,
+      REDIS_URL: realServices.redisUrl ?? '',
+      NATS_URL: realServices.natsUrl ?? '',
+      NAMESPACE: namespace,
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk) => {
+    output += chunk;
+  });
+  child.stderr?.on('data', (chunk) => {
+    output += chunk;
+  });
+  const deadline = Date.now() + 90_000;
+  while (true) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}: ${output}`);
+    if (Date.now() > deadline) throw new Error(`server did not become ready: ${output}`);
+    const ok = await fetch(`${url}/health/ready`).then(
+      (response) => response.ok,
+      () => false,
+    );
+    if (ok) break;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return {
+    url,
+    process: child,
+    output: () => output,
+    async stop() {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        await new Promise((resolve) => child.once('exit', resolve));
+      }
+      rmSync(dataDir, { recursive: true, force: true });
+      if (namespace) await dropNamespace({ ...realServices, namespace }, schema || undefined);
+      else if (schema)
+        await dropNamespace({ databaseUrl: realServices.databaseUrl, namespace: 'none' }, schema);
+    },
+  };
+}

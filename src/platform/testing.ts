@@ -1,0 +1,147 @@
+import { randomBytes } from 'node:crypto';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import pg from 'pg';
+import { type App, buildApp } from '../app.ts';
+import { type AdapterOptions, type Adapters, createAdapters } from './adapters.ts';
+import { type Clock, createTestClock, type TestClock } from './clock.ts';
+import { type Config, loadConfig, type ServiceName } from './config.ts';
+import type { ServiceModule } from './module.ts';
+
+/**
+ * Test wiring. With TEST_DATABASE_URL, REDIS_URL or NATS_URL set, tests run on those real
+ * servers (and fail, never skip, when one is unreachable); without them, on the embedded
+ * adapters. Each test file gets its own schema, key prefix and stream namespace.
+ */
+export const realServices = {
+  databaseUrl: process.env.TEST_DATABASE_URL || undefined,
+  redisUrl: process.env.REDIS_URL || undefined,
+  natsUrl: process.env.NATS_URL || undefined,
+};
+
+export function uniqueName(prefix = 't'): string {
+  return `${prefix}_${process.pid}_${randomBytes(4).toString('hex')}`;
+}
+
+export function testConfig(overrides: Record<string, string> = {}, services?: ServiceName[]): Config {
+  const env: Record<string, string | undefined> = {
+    PORT: '0',
+    BASE_URL: 'http://localhost:3000',
+    DATA_DIR: 'memory://',
+    DATABASE_URL: realServices.databaseUrl,
+    REDIS_URL: realServices.redisUrl,
+    NATS_URL: realServices.natsUrl,
+    NAMESPACE: uniqueName('t'),
+    LOG_LEVEL: 'silent',
+    SERVICES: (services ?? ['paste', 'notify', 'booking', 'parking']).join(','),
+    ...overrides,
+  };
+  return loadConfig([], env);
+}
+
+export interface TestAdapters extends Adapters {
+  close(): Promise<void>;
+}
+
+export async function createTestAdapters(
+  config: Config,
+  clock: Clock = createTestClock(),
+  options: AdapterOptions = {},
+): Promise<TestAdapters> {
+  const schema = config.databaseUrl ? (options.schema ?? config.namespace) : undefined;
+  const adapters = await createAdapters(config, clock, {
+    ...options,
+    schema,
+    queue: { ackWaitMs: 3000, leaseMs: 1500, ...options.queue },
+  });
+  return {
+    ...adapters,
+    async close() {
+      await adapters.close();
+      await dropNamespace(config, schema);
+    },
+  };
+}
+
+/** Removes what a test created on the real servers: its schema, Redis keys, streams and buckets. */
+export async function dropNamespace(
+  config: Pick<Config, 'databaseUrl' | 'natsUrl' | 'redisUrl' | 'namespace'>,
+  schema: string | undefined,
+) {
+  if (config.databaseUrl && schema) {
+    const client = new pg.Client({ connectionString: config.databaseUrl });
+    await client.connect();
+    await client.query(`drop schema if exists ${schema} cascade`).finally(() => client.end());
+  }
+  if (config.natsUrl) {
+    const nc = await connect({ servers: config.natsUrl });
+    const jsm = await jetstreamManager(nc);
+    const prefix = config.namespace.toUpperCase();
+    for await (const stream of jsm.streams.list()) {
+      const name = stream.config.name;
+      if (name.startsWith(`${prefix}_`) || name === `KV_${config.namespace}_queue_leases`) {
+        await jsm.streams.delete(name).catch(() => {});
+      }
+    }
+    await nc.close();
+  }
+  if (config.redisUrl) {
+    const { Redis } = await import('ioredis');
+    const redis = new Redis(config.redisUrl, { lazyConnect: true });
+    await redis.connect();
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${config.namespace}:*`, 'COUNT', 1000);
+      if (keys.length) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+    redis.disconnect();
+  }
+}
+
+export interface TestApp {
+  app: App;
+  adapters: TestAdapters;
+  clock: TestClock;
+  config: Config;
+  close(): Promise<void>;
+}
+
+/** An app on fresh adapters with a movable clock; `close()` tears down everything it made. */
+export async function createTestApp(
+  options: {
+    services?: ServiceName[];
+    /** Internal modules to build instead of the services' ones, e.g. `['payments']`. */
+    modules?: ServiceModule['name'][];
+    /** Public APIs standing in for modules (see BuildOptions.stubs). */
+    stubs?: Partial<Record<ServiceModule['name'], unknown>>;
+    env?: Record<string, string>;
+    clock?: TestClock;
+    workers?: boolean;
+  } = {},
+): Promise<TestApp> {
+  const clock = options.clock ?? createTestClock();
+  const config = testConfig(options.env, options.services);
+  const adapters = await createTestAdapters(config, clock);
+  // A failed build must not leave connections open (the test process would never exit).
+  const app = await buildApp(config, adapters, {
+    logger: false,
+    modules: options.modules,
+    stubs: options.stubs,
+  }).catch(async (error) => {
+    await adapters.close();
+    throw error;
+  });
+  await app.ready();
+  if (options.workers) await app.platform.startWorkers();
+  return {
+    app,
+    adapters,
+    clock,
+    config,
+    async close() {
+      await app.close();
+      await adapters.close();
+    },
+  };
+}

@@ -1,0 +1,71 @@
+import closeWithGrace from 'close-with-grace';
+import { type App, buildApp } from './app.ts';
+import { createAdapters } from './platform/adapters.ts';
+import { createOffsetClock, type OffsetClock, systemClock } from './platform/clock.ts';
+import type { Config } from './platform/config.ts';
+
+export interface StartOptions {
+  /** Lets a test harness add routes before the server listens. */
+  beforeListen?: (app: App) => void | Promise<void>;
+}
+
+/**
+ * Adapters → app → listen → roles, with graceful shutdown: on SIGTERM/SIGINT the server stops
+ * accepting, answers the requests in flight, stops workers after their current job, flushes
+ * module buffers and closes the adapters, all within SHUTDOWN_TIMEOUT_MS.
+ */
+export async function start(config: Config, options: StartOptions = {}): Promise<App> {
+  const clock = config.testClock ? createOffsetClock() : systemClock;
+  const adapters = await createAdapters(config, clock);
+  const app = await buildApp(config, adapters, { routes: config.role === 'api' || config.role === 'all' });
+  if (config.testClock) registerTestClock(app, clock as OffsetClock);
+  await options.beforeListen?.(app);
+
+  closeWithGrace({ delay: config.shutdownTimeoutMs }, async ({ signal, err }) => {
+    if (err) app.log.error({ err }, 'shutting down after an error');
+    else app.log.info({ signal }, 'shutting down: finishing in-flight requests and jobs');
+    await app.close();
+    await adapters.close();
+    app.log.info('shut down cleanly');
+  });
+
+  await app.listen({ port: config.port, host: config.host });
+  if (config.role === 'worker' || config.role === 'all') await app.platform.startWorkers();
+  if (config.role === 'scheduler' || config.role === 'all') app.platform.startScheduler();
+  const address = app.server.address();
+  app.log.info(
+    {
+      port: typeof address === 'object' && address ? address.port : config.port,
+      services: config.services,
+      role: config.role,
+      database: adapters.database.kind,
+      queue: adapters.queue.kind,
+      cache: adapters.cache.kind,
+    },
+    `ready on ${config.baseUrl}`,
+  );
+  return app;
+}
+
+/** TEST_CLOCK=1 only (config refuses it in production): lets a browser test move the server's clock. */
+function registerTestClock(app: App, clock: OffsetClock) {
+  app.log.warn("TEST_CLOCK is on: POST /test/clock moves this server's clock");
+  app.post(
+    '/test/clock',
+    {
+      schema: {
+        hide: true,
+        body: {
+          type: 'object',
+          required: ['advance_ms'],
+          properties: { advance_ms: { type: 'integer', minimum: 0 } },
+          additionalProperties: false,
+        },
+      },
+    },
+    async (request) => {
+      clock.advance((request.body as { advance_ms: number }).advance_ms);
+      return { now: clock.now().toISOString() };
+    },
+  );
+}
