@@ -1,0 +1,113 @@
+import type { Channel } from './api.ts';
+
+/**
+ * The seams inside the notification module: the delivery core (accept → queue → worker)
+ * renders through a `TemplateRenderer` and hands messages to a `Provider` per channel.
+ * Providers (dev inbox, SMTP, Web Push, SMS over HTTP) and templates live behind these.
+ */
+
+export interface PushSubscription {
+  endpoint: string;
+  keys: { p256dh: string; auth: string };
+}
+
+/** Where a message goes; the core fills it from the user's preferences at send time. */
+export interface Recipient {
+  userId: string;
+  email?: string;
+  /** E.164. */
+  phone?: string;
+  pushSubscriptions?: PushSubscription[];
+}
+
+export interface RenderedMessage {
+  /** E-mail subject, push title; absent for SMS. */
+  subject?: string;
+  /** Plain text: the SMS body, the push body, the e-mail's text alternative. */
+  text: string;
+  /** E-mail only: the HTML part. */
+  html?: string;
+}
+
+export interface OutboundMessage {
+  /** `{notificationId}:{channel}`: the provider-side idempotency key (24 h dedup end to end). */
+  deliveryId: string;
+  notificationId: string;
+  channel: Channel;
+  type: string;
+  recipient: Recipient;
+  message: RenderedMessage;
+}
+
+export interface SendResult {
+  /** The provider's id for the message, used to match delivery receipts. */
+  providerMessageId: string;
+  /** Name of the provider that took it (the fallback's name when the breaker routed there). */
+  provider: string;
+}
+
+/**
+ * Thrown by a provider. `permanent` errors (invalid address, unsubscribed push endpoint,
+ * rejected content) are not retried; the others (timeouts, 5xx, 429) are.
+ */
+export class ProviderError extends Error {
+  override name = 'ProviderError';
+  readonly permanent: boolean;
+  readonly code: string;
+  constructor(code: string, message: string, options: { permanent: boolean }) {
+    super(message);
+    this.code = code;
+    this.permanent = options.permanent;
+  }
+}
+
+/** Thrown when a provider's circuit is open: the core re-schedules without spending an attempt. */
+export class ProviderUnavailable extends Error {
+  override name = 'ProviderUnavailable';
+  readonly retryAfterMs: number;
+  constructor(provider: string, retryAfterMs: number) {
+    super(`${provider} circuit is open`);
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
+export interface Provider {
+  readonly name: string;
+  readonly channel: Channel;
+  send(message: OutboundMessage): Promise<SendResult>;
+  close?(): Promise<void>;
+}
+
+/** One provider per channel as the core sees it: breaker and fallback already wrapped in. */
+export interface ChannelSender {
+  send(message: OutboundMessage): Promise<SendResult>;
+  /** For /health/ready and /metrics: each breaker's state. */
+  states(): { provider: string; channel: Channel; state: 'closed' | 'open' | 'half_open' }[];
+  close(): Promise<void>;
+}
+
+export interface TemplateProblem {
+  channel: Channel;
+  /** `unknown_type` when no template exists for (type, channel); otherwise the missing variables. */
+  reason: 'unknown_type' | 'missing_variables';
+  missing?: string[];
+}
+
+export interface TemplateRenderer {
+  /** Accept-time check: every channel has a template for the type and `data` has every variable it uses. */
+  check(
+    type: string,
+    channels: readonly Channel[],
+    data: Record<string, unknown>,
+    locale?: string,
+  ): Promise<TemplateProblem[]>;
+  /** Strict rendering (an undefined variable is an error). Times/dates format in `timeZone`. */
+  render(
+    type: string,
+    channel: Channel,
+    data: Record<string, unknown>,
+    options?: { locale?: string; timeZone?: string },
+  ): Promise<RenderedMessage>;
+  /** Known notification types (those with at least one template). */
+  types(): Promise<string[]>;
+}
