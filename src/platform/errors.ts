@@ -83,7 +83,14 @@ export function isUnavailableError(error: unknown): boolean {
   ) {
     return true;
   }
-  if (error instanceof Error && /Connection is closed|Stream isn't writeable/.test(error.message))
+  // pg: a backend that died under a query, a pool that could not connect in time, a client
+  // used after its connection broke (found by src/faults/postgres.fault-test.ts).
+  if (
+    error instanceof Error &&
+    /Connection is closed|Stream isn't writeable|Connection terminated|timeout exceeded when trying to connect|not queryable/.test(
+      error.message,
+    )
+  )
     return true;
   const code = (error as { code?: unknown })?.code;
   if (typeof code !== 'string') return false;

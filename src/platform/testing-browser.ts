@@ -113,7 +113,8 @@ export async function startServer(env: Record<string, string> = {}): Promise<Run
     process: child,
     output: () => output,
     async stop() {
-      if (child.exitCode === null) {
+      // A child killed by a signal has signalCode set and exitCode still null.
+      if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGTERM');
         await new Promise((resolve) => child.once('exit', resolve));
       }

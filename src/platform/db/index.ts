@@ -51,8 +51,11 @@ async function connectPostgres(url: string, options: DatabaseOptions): Promise<D
         oid === INT8 ? BigInt : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   });
-  // A terminated backend emits 'error' on an idle client; without a listener it would crash the process.
+  // A terminated backend (failover, pg_terminate_backend) emits 'error' on its client, idle or
+  // checked out between two queries; without a listener that crashes the process (found by
+  // src/faults/postgres.fault-test.ts). The query in flight still fails, as a 503.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db: Db = new Kysely({ dialect: new PostgresDialect({ pool }) });
   if (options.schema) {
     const admin = new pg.Client({ connectionString: url });

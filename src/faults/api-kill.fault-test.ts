@@ -1,0 +1,43 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { uniqueName } from '../platform/testing.ts';
+import { startServer } from '../platform/testing-browser.ts';
+import { assertHonest, faultSkipReason, startLoad, tally } from './harness.ts';
+import { assertPastesKept, createPaste, startPasteServer } from './paste-workload.ts';
+
+test('an API process SIGKILLed mid-load: the other keeps serving, and every accepted paste is kept', {
+  skip: faultSkipReason(),
+}, async (t) => {
+  const first = await startPasteServer();
+  t.after(() => first.stop());
+  // A second API process on the same database, cache and limits, as behind a load balancer.
+  const second = await startServer({
+    SERVICES: 'paste',
+    ROLE: 'api',
+    DATABASE_SCHEMA: first.schema,
+    NAMESPACE: uniqueName('b'),
+    PASTE_RATE_ANON: '1000000/600',
+  });
+  t.after(() => second.stop());
+
+  const doomed = startLoad(createPaste(second), { concurrency: 4, tag: 'doomed' });
+  const survivor = startLoad(createPaste(first.server), { concurrency: 4, tag: 'survivor' });
+  await sleep(1500);
+  second.process.kill('SIGKILL');
+  await sleep(1500);
+  const [lost, kept] = [await doomed.stop(), await survivor.stop()];
+  t.diagnostic(`killed process: ${JSON.stringify(tally(lost))}; survivor: ${JSON.stringify(tally(kept))}`);
+
+  // The killed process could not answer what it held; the survivor answered everything.
+  assertHonest(lost, { allowNetworkErrors: true });
+  assertHonest(kept);
+  assert.ok(
+    kept.slice(-20).every((answer) => answer.status === 201),
+    'the survivor kept serving',
+  );
+  // What the killed process acknowledged before it died is durable: the survivor serves it.
+  const all = [...lost, ...kept];
+  const counts = await assertPastesKept(first.server, first.schema, all);
+  t.diagnostic(`accepted ${counts.accepted}, stored ${counts.stored}`);
+});

@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import { uniqueName } from '../platform/testing.ts';
+import { type RunningServer, startServer } from '../platform/testing-browser.ts';
+import { type Answer, withPg } from './harness.ts';
+
+/**
+ * Paste creates and reads against a real server process on PostgreSQL + Redis: the database
+ * holds the pastes, Redis the read cache and the spam limits, so every fault touches them.
+ */
+export async function startPasteServer(extraEnv: Record<string, string> = {}) {
+  const schema = uniqueName('fault');
+  const applicationName = uniqueName('app');
+  const server = await startServer({
+    SERVICES: 'paste',
+    DATABASE_SCHEMA: schema,
+    PGAPPNAME: applicationName,
+    // The load comes from one address; the spam limit is not what is under test.
+    PASTE_RATE_ANON: '1000000/600',
+    ...extraEnv,
+  });
+  return {
+    server,
+    schema,
+    applicationName,
+    async stop() {
+      await server.stop();
+      await withPg((client) => client.query(`drop schema if exists "${schema}" cascade`));
+    },
+  };
+}
+
+export const createPaste = (server: RunningServer) => (content: string) =>
+  fetch(`${server.url}/api/v1/paste`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ content }),
+  });
+
+/** Every paste answered 201 can be read back with its content; no content is stored twice. */
+export async function assertPastesKept(server: RunningServer, schema: string, answers: Answer[]) {
+  const accepted = answers.filter((answer) => answer.status === 201);
+  assert.ok(accepted.length > 0, 'the load created nothing');
+  for (const answer of accepted) {
+    const { short_url: shortUrl } = JSON.parse(answer.body) as { short_url: string };
+    const response = await fetch(`${server.url}/${shortUrl}/raw`);
+    assert.equal(response.status, 200, `accepted paste ${shortUrl} is lost`);
+    assert.equal(await response.text(), answer.sent);
+  }
+  const rows = await withPg(async (client) => {
+    const result = await client.query(`select count(*)::int as n from "${schema}".pastes`);
+    return result.rows[0].n as number;
+  });
+  // A 503 whose commit landed before the connection died may have stored one more; never fewer.
+  assert.ok(rows >= accepted.length, `${rows} pastes stored for ${accepted.length} accepted`);
+  assert.ok(
+    rows <= answers.length,
+    `${rows} pastes stored for ${answers.length} requests: some were done twice`,
+  );
+  return { accepted: accepted.length, stored: rows };
+}
