@@ -30,13 +30,17 @@ export interface Answer {
 type Request = (sent: string) => Promise<Response>;
 
 /** `concurrency` loops sending requests until stopped; every answer is kept. */
-export function startLoad(request: Request, options: { concurrency: number; tag: string }) {
+export function startLoad(
+  request: Request,
+  options: { concurrency: number; tag: string; make?: (counter: number) => string },
+) {
   const answers: Answer[] = [];
   let running = true;
   let counter = 0;
   const loop = async () => {
     while (running) {
-      const sent = `${options.tag} ${counter++} ${Math.random().toString(36).slice(2)}`;
+      const n = counter++;
+      const sent = options.make?.(n) ?? `${options.tag} ${n} ${Math.random().toString(36).slice(2)}`;
       try {
         const response = await request(sent);
         answers.push({

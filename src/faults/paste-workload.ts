@@ -2,24 +2,28 @@ import assert from 'node:assert/strict';
 import { uniqueName } from '../platform/testing.ts';
 import { type RunningServer, startServer } from '../platform/testing-browser.ts';
 import { type Answer, withPg } from './harness.ts';
+import { parkingEnv } from './parking-workload.ts';
 
 /**
- * Paste creates and reads against a real server process on PostgreSQL + Redis: the database
- * holds the pastes, Redis the read cache and the spam limits, so every fault touches them.
+ * A real server process on PostgreSQL + Redis running paste (the database holds the pastes,
+ * Redis the read cache and the spam limits) and parking (each entry takes a spot in one transaction).
  */
 export async function startPasteServer(extraEnv: Record<string, string> = {}) {
   const schema = uniqueName('fault');
   const applicationName = uniqueName('app');
-  const server = await startServer({
-    SERVICES: 'paste',
+  const env = {
+    SERVICES: 'paste,parking',
     DATABASE_SCHEMA: schema,
     PGAPPNAME: applicationName,
     // The load comes from one address; the spam limit is not what is under test.
     PASTE_RATE_ANON: '1000000/600',
+    ...parkingEnv(),
     ...extraEnv,
-  });
+  };
+  const server = await startServer(env);
   return {
     server,
+    env,
     schema,
     applicationName,
     async stop() {

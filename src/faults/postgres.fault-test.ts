@@ -10,6 +10,7 @@ import {
   terminateBackends,
   waitForRecovery,
 } from './harness.ts';
+import { assertTicketsKept, enterCar, plate } from './parking-workload.ts';
 import { assertPastesKept, createPaste, startPasteServer } from './paste-workload.ts';
 
 test('PostgreSQL backends terminated mid-load: answers stay honest, nothing accepted is lost, the pool recovers', {
@@ -17,7 +18,8 @@ test('PostgreSQL backends terminated mid-load: answers stay honest, nothing acce
 }, async (t) => {
   const target = await startPasteServer();
   t.after(() => target.stop());
-  const load = startLoad(createPaste(target.server), { concurrency: 8, tag: 'pg-fault' });
+  const load = startLoad(createPaste(target.server), { concurrency: 6, tag: 'pg-fault' });
+  const parking = startLoad(enterCar(target.server), { concurrency: 4, tag: 'pg', make: plate('PG') });
   await sleep(1500);
   let terminated = 0;
   for (let round = 0; round < 3; round++) {
@@ -26,13 +28,23 @@ test('PostgreSQL backends terminated mid-load: answers stay honest, nothing acce
   }
   await sleep(1000);
   const answers = await load.stop();
-  t.diagnostic(`backends terminated: ${terminated}; answers: ${JSON.stringify(tally(answers))}`);
+  const entries = await parking.stop();
+  t.diagnostic(
+    `backends terminated: ${terminated}; pastes: ${JSON.stringify(tally(answers))}; entries: ${JSON.stringify(tally(entries))}`,
+  );
   assert.ok(terminated > 0, 'the fault did not hit the server');
 
-  if (target.server.process.exitCode !== null || answers.some((answer) => answer.status === 500))
+  if (
+    target.server.process.exitCode !== null ||
+    [...answers, ...entries].some((answer) => answer.status === 500)
+  )
     t.diagnostic(serverErrors(target.server.output()));
   assertHonest(answers);
+  assertHonest(entries);
   await waitForRecovery(async () => (await createPaste(target.server)('after the fault')).status === 201);
   const kept = await assertPastesKept(target.server, target.schema, answers);
-  t.diagnostic(`accepted ${kept.accepted}, stored ${kept.stored}`);
+  const parked = await assertTicketsKept(target.server, target.schema, entries);
+  t.diagnostic(
+    `pastes accepted ${kept.accepted}, stored ${kept.stored}; tickets accepted ${parked.accepted}, stored ${parked.stored}`,
+  );
 });

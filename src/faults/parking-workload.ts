@@ -1,0 +1,45 @@
+import assert from 'node:assert/strict';
+import { lotJson, writeLot } from '../parking/testing.ts';
+import type { RunningServer } from '../platform/testing-browser.ts';
+import { type Answer, withPg } from './harness.ts';
+
+/** Parking entries on a lot large enough never to fill: each one takes a spot in one transaction. */
+export const parkingEnv = () => ({
+  PARKING_LOT_CONFIG: writeLot(lotJson({ floors: [{ floor: 1, spots: { COMPACT: 3000 } }] })),
+});
+
+/** Distinct plates per load (`tag` keeps two loads apart). */
+export const plate = (tag: string) => (counter: number) => `${tag}${counter.toString(36)}`.toUpperCase();
+
+export const enterCar = (server: RunningServer) => (licensePlate: string) =>
+  fetch(`${server.url}/api/v1/parking/entry`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ licensePlate, vehicleType: 'CAR' }),
+  });
+
+/** Every ticket answered 201 exists and is ACTIVE on its spot; no spot holds two cars. */
+export async function assertTicketsKept(server: RunningServer, schema: string, answers: Answer[]) {
+  const accepted = answers.filter((answer) => answer.status === 201);
+  assert.ok(accepted.length > 0, 'the load parked nothing');
+  for (const answer of accepted) {
+    const { ticketId, spotId } = JSON.parse(answer.body) as { ticketId: string; spotId: string };
+    const response = await fetch(`${server.url}/api/v1/parking/tickets/${ticketId}`);
+    assert.equal(response.status, 200, `accepted ticket ${ticketId} is lost`);
+    const ticket = (await response.json()) as { spotId: string; status: string };
+    assert.deepEqual([ticket.spotId, ticket.status], [spotId, 'ACTIVE']);
+  }
+  return withPg(async (client) => {
+    const doubled = await client.query(
+      `select spot_id from "${schema}".parking_tickets where status = 'ACTIVE' group by spot_id having count(*) > 1`,
+    );
+    assert.equal(doubled.rowCount, 0, 'a spot was given twice');
+    const { rows } = await client.query(`select count(*)::int as n from "${schema}".parking_tickets`);
+    const stored = rows[0].n as number;
+    assert.ok(
+      stored >= accepted.length && stored <= answers.length,
+      `${stored} tickets for ${accepted.length} accepted`,
+    );
+    return { accepted: accepted.length, stored };
+  });
+}
