@@ -54,6 +54,8 @@ const SERVICES = {
 };
 
 async function main() {
+  // The mixed run has its own driver: five server processes, so no pinning to one core.
+  if (process.argv[2] === 'mixed') return void (await import('./mixed.ts'));
   pinSelf();
   const args = process.argv.slice(2);
   const name = args.find((arg) => !arg.startsWith('--'));

@@ -30,11 +30,68 @@ async function call(base: string, method: string, path: string, body?: unknown) 
   return (await response.json()) as Record<string, unknown> & { screens: { screen_id: string }[] };
 }
 
-function randomSeats(): string[] {
+export function randomSeats(rows = ROWS, seatsPerRow = SEATS_PER_ROW): string[] {
   const seats = new Set<string>();
   const count = randomInt(1, 4);
-  while (seats.size < count) seats.add(`${rowLabel(randomInt(ROWS))}${randomInt(1, SEATS_PER_ROW + 1)}`);
+  while (seats.size < count) seats.add(`${rowLabel(randomInt(rows))}${randomInt(1, seatsPerRow + 1)}`);
   return [...seats];
+}
+
+/** A hot show (waiting room on) of `rows` × `seatsPerRow` regular seats, tomorrow; returns its id. */
+export async function createHotShow(base: string, rows: number, seatsPerRow: number): Promise<string> {
+  const city = await call(base, 'POST', '/api/v1/admin/cities', { name: 'Bench City' });
+  const movie = await call(base, 'POST', '/api/v1/admin/movies', {
+    title: 'The Sold-Out Premiere',
+    duration_minutes: 150,
+    language: 'English',
+    genres: ['Drama'],
+    release_date: '2025-12-01',
+  });
+  const theater = await call(base, 'POST', '/api/v1/admin/theaters', {
+    city_id: city.city_id,
+    name: 'Bench Arena',
+    screens: [
+      {
+        screen_number: 1,
+        screen_type: 'Arena',
+        rows: Array.from({ length: rows }, (_, i) => ({
+          row: rowLabel(i),
+          seats: seatsPerRow,
+          seat_type: 'REGULAR',
+        })),
+        prices: { REGULAR: 499 },
+      },
+    ],
+  });
+  const show = await call(base, 'POST', '/api/v1/admin/shows', {
+    movie_id: movie.movie_id,
+    screen_id: theater.screens[0].screen_id,
+    show_time: new Date(Date.now() + 86_400_000).toISOString(),
+    is_hot: true,
+  });
+  return String(show.show_id);
+}
+
+/** `count` users through the show's waiting room (its capacity must allow them all at once). */
+export async function admitUsers(base: string, show: string, count: number) {
+  const admitted: { user: string; token: string }[] = [];
+  for (let i = 0; i < count; i += 50) {
+    const batch = await Promise.all(
+      Array.from({ length: Math.min(50, count - i) }, async () => {
+        const user = randomUUID();
+        const status = await call(base, 'GET', `/api/v1/shows/${show}/queue?user_id=${user}`);
+        if (!status.admission_token) throw new Error(`not admitted: ${JSON.stringify(status)}`);
+        return { user, token: String(status.admission_token) };
+      }),
+    );
+    admitted.push(...batch);
+  }
+  return admitted;
+}
+
+/** The show's audit: seats held twice and holds missing a seat must both be 0. */
+export async function auditShow(base: string, show: string) {
+  return call(base, 'GET', `/api/v1/admin/shows/${show}/integrity`);
 }
 
 const scenario: Scenario = {
@@ -46,50 +103,8 @@ const scenario: Scenario = {
   target: 0.2,
   connections: CLIENTS,
   async prepare(base) {
-    const city = await call(base, 'POST', '/api/v1/admin/cities', { name: 'Bench City' });
-    const movie = await call(base, 'POST', '/api/v1/admin/movies', {
-      title: 'The Sold-Out Premiere',
-      duration_minutes: 150,
-      language: 'English',
-      genres: ['Drama'],
-      release_date: '2025-12-01',
-    });
-    const theater = await call(base, 'POST', '/api/v1/admin/theaters', {
-      city_id: city.city_id,
-      name: 'Bench Arena',
-      screens: [
-        {
-          screen_number: 1,
-          screen_type: 'Arena',
-          rows: Array.from({ length: ROWS }, (_, i) => ({
-            row: rowLabel(i),
-            seats: SEATS_PER_ROW,
-            seat_type: 'REGULAR',
-          })),
-          prices: { REGULAR: 499 },
-        },
-      ],
-    });
-    const show = await call(base, 'POST', '/api/v1/admin/shows', {
-      movie_id: movie.movie_id,
-      screen_id: theater.screens[0].screen_id,
-      show_time: new Date(Date.now() + 86_400_000).toISOString(),
-      is_hot: true,
-    });
-    showId = String(show.show_id);
-    // Everyone goes through the waiting room first (capacity raised to the number of clients).
-    const admitted: { user: string; token: string }[] = [];
-    for (let i = 0; i < CLIENTS; i += 50) {
-      const batch = await Promise.all(
-        Array.from({ length: Math.min(50, CLIENTS - i) }, async () => {
-          const user = randomUUID();
-          const status = await call(base, 'GET', `/api/v1/shows/${showId}/queue?user_id=${user}`);
-          if (!status.admission_token) throw new Error(`not admitted: ${JSON.stringify(status)}`);
-          return { user, token: String(status.admission_token) };
-        }),
-      );
-      admitted.push(...batch);
-    }
+    showId = await createHotShow(base, ROWS, SEATS_PER_ROW);
+    const admitted = await admitUsers(base, showId, CLIENTS);
     return {
       requests: [
         {
@@ -117,7 +132,7 @@ const scenario: Scenario = {
     }),
   }),
   async verify(base) {
-    const audit = await call(base, 'GET', `/api/v1/admin/shows/${showId}/integrity`);
+    const audit = await auditShow(base, showId);
     const lines = [
       `audit of the show: ${audit.live_holds} holds stored, ${audit.held_seats} of ${ROWS * SEATS_PER_ROW} seats held`,
       `double bookings: ${audit.double_booked_seats} (seats claimed by two live holds), incomplete holds: ${audit.incomplete_holds}`,

@@ -1,0 +1,233 @@
+import { randomInt, randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createBenchDatabase, freePort, startProcess, stopProcess } from './harness.ts';
+import { runMixed, type Workload } from './mixed-load.ts';
+import { chart, summarise, table } from './mixed-report.ts';
+import { admitUsers, auditShow, createHotShow, randomSeats } from './scenarios/booking-hold.ts';
+
+/**
+ * `npm run bench -- mixed [--duration=60] [--connections=64]`
+ *
+ * Every service at once on the local PostgreSQL, Redis and NATS JetStream: 2 API processes,
+ * 2 worker processes and a scheduler. Paste reads and creates in the spec's 100:1 ratio,
+ * notification sends, holds and bookings on one hot show, parking entries and paid exits.
+ * The same load generator first drives a bare Fastify GET for the baseline. Prints a table
+ * per operation, writes bench/results/mixed.json and the chart bench/results/mixed.svg.
+ */
+const SERVICES = {
+  postgres: process.env.BENCH_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/postgres',
+  redis: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
+  nats: process.env.BENCH_NATS_URL ?? 'nats://127.0.0.1:4222',
+};
+const ROWS = 200;
+const SEATS_PER_ROW = 100;
+const CARD = { card_number: '4242424242424242', exp_month: 12, exp_year: 2030, cvc: '123' };
+
+/** Answers that are correct decisions, not failures: seats someone else holds (409). */
+const accept = (operation: string, status: number) =>
+  (status >= 200 && status < 300) || (operation === 'booking hold' && status === 409);
+
+function lotFile(): string {
+  const path = join(mkdtempSync(join(tmpdir(), 'mixed-lot-')), 'lot.json');
+  const floors = Array.from({ length: 4 }, (_, floor) => ({ floor, spots: { COMPACT: 5000 } }));
+  writeFileSync(
+    path,
+    JSON.stringify({
+      id: 'mixed-lot',
+      name: 'Mixed benchmark lot',
+      timeZone: 'UTC',
+      currency: 'USD',
+      lostTicketFee: 50,
+      pricing: { strategy: 'hourly' },
+      entryPanels: [{ id: 'in' }],
+      exitPanels: [{ id: 'out' }],
+      floors,
+    }),
+  );
+  return path;
+}
+
+function workloads(pastes: string[], show: string, admitted: { user: string; token: string }[]): Workload[] {
+  const plate = `M${Date.now().toString(36).slice(-4).toUpperCase()}`;
+  let plates = 0;
+  let reads = 0;
+  return [
+    {
+      name: 'paste',
+      weight: 4,
+      async step(send) {
+        // The spec's read:write ratio of 100:1, across all paste connections.
+        if (++reads % 101 === 0) {
+          const created = await send('paste create', 'POST', '/api/v1/paste', {
+            content: `mixed ${randomUUID()}`,
+          });
+          if (created.status === 201) pastes.push(JSON.parse(created.body).short_url);
+          return;
+        }
+        await send('paste read', 'GET', `/api/v1/paste/${pastes[randomInt(pastes.length)]}`);
+      },
+    },
+    {
+      name: 'booking',
+      weight: 2,
+      async step(send) {
+        const { user, token } = admitted[randomInt(admitted.length)];
+        const hold = await send('booking hold', 'POST', `/api/v1/shows/${show}/hold`, {
+          seat_ids: randomSeats(ROWS, SEATS_PER_ROW),
+          user_id: user,
+          admission_token: token,
+        });
+        if (hold.status !== 201) return;
+        await send(
+          'booking pay',
+          'POST',
+          '/api/v1/bookings',
+          { hold_id: JSON.parse(hold.body).hold_id, payment_method: 'CARD', payment_details: CARD },
+          { 'idempotency-key': randomUUID() },
+        );
+      },
+    },
+    {
+      name: 'parking',
+      weight: 2,
+      async step(send) {
+        const entry = await send('parking entry', 'POST', '/api/v1/parking/entry', {
+          licensePlate: `${plate}${(plates++).toString(36).toUpperCase()}`,
+          vehicleType: 'CAR',
+        });
+        if (entry.status !== 201) return;
+        await send(
+          'parking exit (paid)',
+          'POST',
+          '/api/v1/parking/exit',
+          { ticketId: JSON.parse(entry.body).ticketId, payment: CARD },
+          { 'idempotency-key': randomUUID() },
+        );
+      },
+    },
+  ];
+}
+
+async function main() {
+  const args = process.argv.slice(2);
+  const flag = (key: string, fallback: number) =>
+    Number(args.find((arg) => arg.startsWith(`--${key}=`))?.split('=')[1] ?? fallback);
+  const durationMs = flag('duration', 60) * 1000;
+  const connections = flag('connections', 64);
+
+  const database = await createBenchDatabase(SERVICES.postgres);
+  const namespace = `mixed_${Date.now()}`;
+  const lot = lotFile();
+  const env = (port: number, role: string) => ({
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    BASE_URL: `http://127.0.0.1:${port}`,
+    ROLE: role,
+    LOG_LEVEL: 'warn',
+    NAMESPACE: namespace,
+    DATABASE_URL: database.url,
+    REDIS_URL: SERVICES.redis,
+    NATS_URL: SERVICES.nats,
+    BOOKING_DEMO: 'false',
+    BOOKING_QUEUE_CAPACITY: '1000',
+    PASTE_RATE_ANON: '100000000/600',
+    PARKING_LOT_CONFIG: lot,
+  });
+  const processes = [];
+  const bases: string[] = [];
+  try {
+    // The first process migrates; the others start once it is up.
+    for (const role of ['api', 'api', 'worker', 'worker', 'scheduler']) {
+      const port = await freePort();
+      processes.push(
+        await startProcess(['src/main.ts'], env(port, role), `http://127.0.0.1:${port}/health/live`),
+      );
+      if (role === 'api') bases.push(`http://127.0.0.1:${port}`);
+    }
+    const basePort = await freePort();
+    processes.push(
+      await startProcess(
+        ['bench/baseline.ts'],
+        { PORT: String(basePort), BASELINE_KIND: 'get', BASELINE_BODY_BYTES: '0' },
+        `http://127.0.0.1:${basePort}/ready`,
+      ),
+    );
+
+    console.log('preparing: pastes, a hot show with admitted users, the lot…');
+    const pastes: string[] = [];
+    for (let i = 0; i < 200; i++) {
+      const response = await fetch(`${bases[0]}/api/v1/paste`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ content: `mixed seed ${i} ${'x'.repeat(2000)}` }),
+      });
+      pastes.push(((await response.json()) as { short_url: string }).short_url);
+    }
+    const show = await createHotShow(bases[0], ROWS, SEATS_PER_ROW);
+    const admitted = await admitUsers(bases[0], show, 500);
+
+    console.log(`baseline: bare Fastify GET, ${connections} connections, 10 s`);
+    const baseline = await runMixed({
+      bases: [`http://127.0.0.1:${basePort}`],
+      workloads: [
+        {
+          name: 'baseline',
+          weight: 1,
+          step: async (send) => void (await send('baseline GET', 'GET', '/target')),
+        },
+      ],
+      connections,
+      durationMs: 10_000,
+      accept: (_, status) => status === 200,
+    });
+    const [baselineSummary] = summarise(baseline, 10_000);
+    console.log(
+      `mixed: ${connections} connections over 2 API processes, ${durationMs / 1000} s, ${cpus().length} cores`,
+    );
+    const recorder = await runMixed({
+      bases,
+      workloads: workloads(pastes, show, admitted),
+      connections,
+      durationMs,
+      accept,
+    });
+    const rows = summarise(recorder, durationMs);
+    const total = rows.reduce((sum, row) => sum + row.perSecond, 0);
+    console.log(table([baselineSummary, ...rows], baselineSummary.perSecond));
+    console.log(
+      `all operations: ${total.toFixed(0)} req/s = ${(total / baselineSummary.perSecond).toFixed(3)} of the bare baseline`,
+    );
+
+    const audit = await auditShow(bases[0], show);
+    const checks = [
+      `show audit: ${audit.double_booked_seats} seats held twice, ${audit.incomplete_holds} incomplete holds`,
+    ];
+    const worst = Math.max(...rows.map((row) => row.errorRate));
+    checks.push(`highest error rate: ${(worst * 100).toFixed(3)} % (limit 0.1 %)`);
+    for (const line of checks) console.log(line);
+
+    mkdirSync('bench/results', { recursive: true });
+    writeFileSync(
+      'bench/results/mixed.json',
+      `${JSON.stringify({ at: new Date().toISOString(), connections, durationMs, baseline: baselineSummary, rows, checks }, null, 2)}\n`,
+    );
+    writeFileSync(
+      'bench/results/mixed.svg',
+      chart(
+        recorder,
+        `mixed load: ${connections} connections, 2 API + 2 worker processes, ${new Date().toISOString().slice(0, 10)}`,
+      ),
+    );
+    console.log('wrote bench/results/mixed.json and bench/results/mixed.svg');
+    if (audit.double_booked_seats !== 0 || audit.incomplete_holds !== 0 || worst > 0.001)
+      process.exitCode = 1;
+  } finally {
+    for (const child of processes.reverse()) await stopProcess(child);
+    await database.drop();
+    rmSync(lot, { force: true });
+  }
+}
+
+await main();
