@@ -79,17 +79,16 @@ const COLOURS = [
 
 /** Two stacked panels: requests per second and p99 latency per second, one line per operation. */
 export function chart(recorder: Recorder, title: string): string {
+  // The last second is cut short by the end of the run: leave it out.
+  const p99Of = (latencies: number[]) =>
+    percentile(
+      [...latencies].sort((a, b) => a - b),
+      99,
+    );
   const series = [...recorder.operations].map(([operation, { buckets }]) => ({
     operation,
-    rate: Array.from(buckets, (bucket) => bucket?.count ?? 0),
-    p99: Array.from(buckets, (bucket) =>
-      bucket
-        ? percentile(
-            [...bucket.latencies].sort((a, b) => a - b),
-            99,
-          )
-        : 0,
-    ),
+    rate: Array.from(buckets, (bucket) => bucket?.count ?? 0).slice(0, -1),
+    p99: Array.from(buckets, (bucket) => (bucket ? p99Of(bucket.latencies) : 0)).slice(0, -1),
   }));
   const seconds = Math.max(1, ...series.map((s) => s.rate.length));
   const width = 900;
@@ -98,18 +97,20 @@ export function chart(recorder: Recorder, title: string): string {
   const top = 40;
   const plotWidth = width - left - 200;
   const panels = [
-    { label: 'requests / s', values: series.map((s) => s.rate), y: top },
-    { label: 'p99 latency (ms)', values: series.map((s) => s.p99), y: top + panel + 50 },
+    // Paste reads outnumber everything else 100:1, so throughput is drawn on a log scale.
+    { label: 'requests / s (log scale)', values: series.map((s) => s.rate), y: top, log: true },
+    { label: 'p99 latency (ms)', values: series.map((s) => s.p99), y: top + panel + 50, log: false },
   ];
   const parts: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${top + 2 * panel + 90}" font-family="sans-serif" font-size="12">`,
     `<rect width="100%" height="100%" fill="white"/>`,
     `<text x="${left}" y="22" font-size="15">${escapeXml(title)}</text>`,
   ];
-  for (const { label, values, y } of panels) {
+  for (const { label, values, y, log } of panels) {
     const max = Math.max(1, ...values.flat());
+    const scale = (v: number) => (log ? Math.log10(1 + v) / Math.log10(1 + max) : v / max);
     const sx = (i: number) => left + (i / Math.max(1, seconds - 1)) * plotWidth;
-    const sy = (v: number) => y + panel - (v / max) * panel;
+    const sy = (v: number) => y + panel - scale(v) * panel;
     parts.push(
       `<rect x="${left}" y="${y}" width="${plotWidth}" height="${panel}" fill="none" stroke="#ccc"/>`,
       `<text x="${left}" y="${y - 6}">${label} (max ${max.toFixed(0)})</text>`,
