@@ -54,8 +54,10 @@ const SERVICES = {
 };
 
 async function main() {
-  // The mixed run has its own driver: five server processes, so no pinning to one core.
-  if (process.argv[2] === 'mixed') return void (await import('./mixed.ts'));
+  // These have their own drivers (several server processes, or 10,000 sockets): no pinning.
+  const standalone = { mixed: './mixed.ts', 'sse-10k': './sse-10k.ts', 'holds-10k': './holds-10k.ts' };
+  const driver = standalone[process.argv[2] as keyof typeof standalone];
+  if (driver) return void (await import(driver));
   pinSelf();
   const args = process.argv.slice(2);
   const name = args.find((arg) => !arg.startsWith('--'));

@@ -40,6 +40,8 @@ export async function createAdapters(
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,
       schema: options.schema ?? config.databaseSchema,
+      poolSize: config.databasePoolSize,
+      poolWaitMs: config.databasePoolWaitMs,
     });
     closers.push(() => database.close());
 

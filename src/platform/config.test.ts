@@ -12,6 +12,7 @@ test('defaults start every service, every role, on embedded adapters', () => {
   assert.equal(config.redisUrl, undefined);
   assert.equal(config.natsUrl, undefined);
   assert.equal(config.baseUrl, 'http://localhost:3000');
+  assert.deepEqual([config.databasePoolSize, config.databasePoolWaitMs], [20, 5000]);
 });
 
 test('flags win over the environment', () => {
@@ -55,6 +56,8 @@ test('each bad value names its variable', () => {
     [['oops'], {}, /unknown argument "oops"/],
     [[], { PAYMENT_TIMEOUT_MS: '0' }, /^PAYMENT_TIMEOUT_MS must be an integer/],
     [[], { PAYMENT_WEBHOOK_SECRET: 'short' }, /^PAYMENT_WEBHOOK_SECRET must be at least 16/],
+    [[], { DATABASE_POOL_SIZE: '0' }, /^DATABASE_POOL_SIZE must be an integer/],
+    [[], { DATABASE_POOL_WAIT_MS: 'soon' }, /^DATABASE_POOL_WAIT_MS must be an integer/],
   ];
   for (const [argv, env, message] of cases) {
     assert.throws(

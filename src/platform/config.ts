@@ -20,6 +20,10 @@ export interface Config {
   databaseSchema?: string;
   /** PGlite data directory; "memory://" keeps everything in memory (tests). */
   dataDir: string;
+  /** PostgreSQL connections per process. */
+  databasePoolSize: number;
+  /** How long a request waits for a free connection before it is answered 503 (load shedding). */
+  databasePoolWaitMs: number;
   redisUrl?: string;
   natsUrl?: string;
   /** Prefix for queue streams, cache keys and channels, so tests and tenants never collide. */
@@ -81,6 +85,8 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: Env = pr
       ? pattern('DATABASE_SCHEMA', env.DATABASE_SCHEMA, /^[a-z_][a-z0-9_]{0,62}$/)
       : undefined,
     dataDir: env.DATA_DIR ?? './data',
+    databasePoolSize: int('DATABASE_POOL_SIZE', env.DATABASE_POOL_SIZE ?? '20', 1, 1000),
+    databasePoolWaitMs: int('DATABASE_POOL_WAIT_MS', env.DATABASE_POOL_WAIT_MS ?? '5000', 10, 600_000),
     redisUrl: optionalUrl('REDIS_URL', env.REDIS_URL, ['redis:', 'rediss:']),
     natsUrl: optionalUrl('NATS_URL', env.NATS_URL, ['nats:', 'tls:']),
     namespace: pattern('NAMESPACE', env.NAMESPACE ?? 'app', /^[a-z][a-z0-9_]{0,30}$/),

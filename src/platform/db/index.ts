@@ -26,6 +26,8 @@ export interface DatabaseOptions {
   /** PostgreSQL schema to use (created if missing); tests use one schema per file. */
   schema?: string;
   poolSize?: number;
+  /** Longest wait for a free connection; then the query fails (and the request is a 503). */
+  poolWaitMs?: number;
 }
 
 const INT8 = 20;
@@ -41,7 +43,7 @@ async function connectPostgres(url: string, options: DatabaseOptions): Promise<D
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
-    connectionTimeoutMillis: 5000,
+    connectionTimeoutMillis: options.poolWaitMs ?? 5000,
     idleTimeoutMillis: 30_000,
     // `public` after the schema: extensions (pg_trgm) live there once per database, so every schema
     // sees their operators; tables are still created in (and found first in) the schema.

@@ -1,0 +1,50 @@
+import { readFileSync } from 'node:fs';
+import { createBenchDatabase, freePort, startProcess, stopProcess } from './harness.ts';
+
+/** Shared by the benchmarks that drive one app process their own way (sse-10k, holds-10k). */
+export const BENCH_SERVICES = {
+  postgres: process.env.BENCH_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/postgres',
+  redis: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
+  nats: process.env.BENCH_NATS_URL ?? 'nats://127.0.0.1:4222',
+};
+
+/** One app process on a throwaway PostgreSQL database plus the local Redis and NATS. */
+export async function startApp(services: string, env: Record<string, string> = {}) {
+  const database = await createBenchDatabase(BENCH_SERVICES.postgres);
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const child = await startProcess(
+    ['src/main.ts'],
+    {
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      BASE_URL: base,
+      SERVICES: services,
+      LOG_LEVEL: 'warn',
+      NAMESPACE: `bench_${Date.now()}`,
+      DATABASE_URL: database.url,
+      REDIS_URL: BENCH_SERVICES.redis,
+      NATS_URL: BENCH_SERVICES.nats,
+      ...env,
+    },
+    `${base}/health/live`,
+  );
+  return {
+    base,
+    pid: child.pid ?? 0,
+    async stop() {
+      await stopProcess(child);
+      await database.drop();
+    },
+  };
+}
+
+/** Resident memory of a process in bytes (Linux). */
+export function rssOf(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((entry) => entry.startsWith('VmRSS:'));
+  return Number(line?.match(/(\d+)/)?.[1] ?? 0) * 1024;
+}
+
+export const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
