@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { createBenchDatabase, freePort, startProcess, stopProcess } from './harness.ts';
 import { runMixed, type Workload } from './mixed-load.ts';
 import { chart, summarise, table } from './mixed-report.ts';
+import { soakReport, startSampler } from './sampler.ts';
 import { admitUsers, auditShow, createHotShow, randomSeats } from './scenarios/booking-hold.ts';
 
 /**
@@ -15,6 +16,8 @@ import { admitUsers, auditShow, createHotShow, randomSeats } from './scenarios/b
  * notification sends, holds and bookings on one hot show, parking entries and paid exits.
  * The same load generator first drives a bare Fastify GET for the baseline. Prints a table
  * per operation, writes bench/results/mixed.json and the chart bench/results/mixed.svg.
+ * Every 5 s each process's RSS, event-loop delay and pool use are sampled: `--duration=600` is
+ * the soak, and the report says whether memory stayed flat after warm-up.
  */
 const SERVICES = {
   postgres: process.env.BENCH_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/postgres',
@@ -139,12 +142,15 @@ async function main() {
   const bases: string[] = [];
   try {
     // The first process migrates; the others start once it is up.
+    const targets: { name: string; pid: number; base: string }[] = [];
     for (const role of ['api', 'api', 'worker', 'worker', 'scheduler']) {
       const port = await freePort();
-      processes.push(
-        await startProcess(['src/main.ts'], env(port, role), `http://127.0.0.1:${port}/health/live`),
-      );
-      if (role === 'api') bases.push(`http://127.0.0.1:${port}`);
+      const base = `http://127.0.0.1:${port}`;
+      const child = await startProcess(['src/main.ts'], env(port, role), `${base}/health/live`);
+      processes.push(child);
+      if (role === 'api') bases.push(base);
+      const nth = targets.filter((target) => target.name.startsWith(role)).length + 1;
+      targets.push({ name: `${role} ${nth}`, pid: child.pid ?? 0, base });
     }
     const basePort = await freePort();
     processes.push(
@@ -186,6 +192,7 @@ async function main() {
     console.log(
       `mixed: ${connections} connections over 2 API processes, ${durationMs / 1000} s, ${cpus().length} cores`,
     );
+    const sampler = startSampler(targets);
     const recorder = await runMixed({
       bases,
       workloads: workloads(pastes, show, admitted),
@@ -193,6 +200,7 @@ async function main() {
       durationMs,
       accept,
     });
+    const samples = sampler.stop();
     const rows = summarise(recorder, durationMs);
     const total = rows.reduce((sum, row) => sum + row.perSecond, 0);
     console.log(table([baselineSummary, ...rows], baselineSummary.perSecond));
@@ -207,11 +215,13 @@ async function main() {
     const worst = Math.max(...rows.map((row) => row.errorRate));
     checks.push(`highest error rate: ${(worst * 100).toFixed(3)} % (limit 0.1 %)`);
     for (const line of checks) console.log(line);
+    const soak = soakReport(samples);
+    for (const line of soak) console.log(line);
 
     mkdirSync('bench/results', { recursive: true });
     writeFileSync(
       'bench/results/mixed.json',
-      `${JSON.stringify({ at: new Date().toISOString(), connections, durationMs, baseline: baselineSummary, rows, checks }, null, 2)}\n`,
+      `${JSON.stringify({ at: new Date().toISOString(), connections, durationMs, baseline: baselineSummary, rows, checks, soak, samples }, null, 2)}\n`,
     );
     writeFileSync(
       'bench/results/mixed.svg',
