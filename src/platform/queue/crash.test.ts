@@ -69,7 +69,9 @@ describe('queue: a SIGKILLed worker loses nothing', () => {
     }, () => {});
   }
   for (const [name, make] of backends) {
-    test(`${name}: the message comes back to another worker`, { timeout: 60_000 }, async () => {
+    test(`${name}: the message comes back to another worker, ahead of its key's later ones`, {
+      timeout: 60_000,
+    }, async () => {
       const { queue, env, cleanup } = await make();
       const worker = spawn(process.execPath, ['src/platform/queue/crash.fixture.ts'], {
         env: { ...process.env, ...env },
@@ -93,8 +95,13 @@ describe('queue: a SIGKILLed worker loses nothing', () => {
           if (worker.exitCode !== null) throw new Error(output);
           await sleep(50);
         }
+        // The dying worker has taken this one too (it waits behind "precious" on the same key)…
+        await queue.publish('crash', { id: 'second', key: 'user-1', payload: { amount: 2 } });
+        await sleep(300);
         worker.kill('SIGKILL');
         await once(worker, 'exit');
+        // …and this one arrives after the crash: it must not overtake the two before it.
+        await queue.publish('crash', { id: 'third', key: 'user-1', payload: { amount: 3 } });
         const received: { id: string; payload: unknown }[] = [];
         const consumer = queue.consume(
           'crash',
@@ -104,9 +111,13 @@ describe('queue: a SIGKILLed worker loses nothing', () => {
           },
         );
         const deadline = Date.now() + 30_000;
-        while (received.length === 0 && Date.now() < deadline) await sleep(100);
+        while (received.length < 3 && Date.now() < deadline) await sleep(100);
         await consumer.stop();
-        assert.deepEqual(received, [{ id: 'precious', payload: { amount: 42 } }]);
+        assert.deepEqual(received, [
+          { id: 'precious', payload: { amount: 42 } },
+          { id: 'second', payload: { amount: 2 } },
+          { id: 'third', payload: { amount: 3 } },
+        ]);
       } finally {
         if (worker.exitCode === null) worker.kill('SIGKILL');
         await queue.close();

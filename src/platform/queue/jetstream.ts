@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   AckPolicy,
   DeliverPolicy,
@@ -262,6 +263,19 @@ export async function createJetStreamQueue(
         }
       }
 
+      /**
+       * Messages a previous owner pulled but never finished (it was SIGKILLed, or let go while they
+       * sat in its pull buffer) come back only when their ack wait runs out; JetStream then serves
+       * them before newer ones. Pulling before that would hand this owner the partition's later
+       * messages first and break per-key order (found by src/notify/crash.test.ts), so a partition
+       * taken over with deliveries outstanding starts after one ack wait.
+       */
+      async function awaitPreviousOwner() {
+        const info = await jsm.consumers.info(streamName(topic), durable);
+        if (info.num_ack_pending === 0) return;
+        await sleep(ackWaitMs, undefined, { signal: abort.signal }).catch(() => {});
+      }
+
       const loop = (async () => {
         await ensureTopic(topic);
         try {
@@ -278,6 +292,7 @@ export async function createJetStreamQueue(
             })
             .catch(() => {});
         }
+        await awaitPreviousOwner();
         const jsConsumer = await js.consumers.get(streamName(topic), durable);
         const messages = await jsConsumer.consume({ max_messages: 256 });
         stopIterator = () => messages.stop();
