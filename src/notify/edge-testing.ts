@@ -1,0 +1,61 @@
+import formbody from '@fastify/formbody';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Kysely } from 'kysely';
+import { createTestClock, type TestClock } from '../platform/clock.ts';
+import { createDatabase, type Database } from '../platform/db/index.ts';
+import { migrateModule } from '../platform/db/migrate.ts';
+import { registerInputGuards } from '../platform/http/input.ts';
+import { registerProblemHandlers } from '../platform/http/problem.ts';
+import { registerSecurityHeaders } from '../platform/http/security.ts';
+import { createMetrics, type Metrics } from '../platform/observability/metrics.ts';
+import { registerPages } from '../platform/pages/index.ts';
+import { dropNamespace, realServices, uniqueName } from '../platform/testing.ts';
+import { providerMigrations } from './providers/index.ts';
+import { templateMigrations } from './templates/index.ts';
+
+/**
+ * A small harness for the edge parts (templates, providers, pages) until the lead wires them into
+ * notify's module: a database with only our tables (PGlite, or a schema of its own on
+ * TEST_DATABASE_URL), and a Fastify app with the platform's problem+json handler and pages.
+ */
+export interface EdgeHarness {
+  database: Database;
+  db: Kysely<any>;
+  clock: TestClock;
+  metrics: Metrics;
+  app: FastifyInstance;
+  close(): Promise<void>;
+}
+
+export async function createEdgeHarness(): Promise<EdgeHarness> {
+  const schema = realServices.databaseUrl ? uniqueName('edge') : undefined;
+  const database = await createDatabase({
+    databaseUrl: realServices.databaseUrl,
+    dataDir: 'memory://',
+    schema,
+    poolSize: 4,
+  });
+  await migrateModule(database, 'notify', { ...templateMigrations, ...providerMigrations });
+  const app = Fastify({ logger: false });
+  registerSecurityHeaders(app);
+  registerProblemHandlers(app);
+  registerInputGuards(app);
+  await app.register(formbody);
+  registerPages(app, [{ title: 'Notifications', href: '/notify' }]);
+  return {
+    database,
+    db: database.db,
+    clock: createTestClock(),
+    metrics: createMetrics(
+      async () => 0,
+      () => ({ total: 1, idle: 1, waiting: 0 }),
+      false,
+    ),
+    app,
+    async close() {
+      await app.close();
+      await database.close();
+      if (schema) await dropNamespace({ databaseUrl: realServices.databaseUrl, namespace: 'none' }, schema);
+    },
+  };
+}

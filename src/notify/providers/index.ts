@@ -1,0 +1,1 @@
+export { providerMigrations } from './migrations.ts';
