@@ -1,6 +1,5 @@
 import formbody from '@fastify/formbody';
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { Kysely } from 'kysely';
 import { createTestClock, type TestClock } from '../platform/clock.ts';
 import { createDatabase, type Database } from '../platform/db/index.ts';
 import { migrateModule } from '../platform/db/migrate.ts';
@@ -12,6 +11,7 @@ import { registerPages } from '../platform/pages/index.ts';
 import { dropNamespace, realServices, uniqueName } from '../platform/testing.ts';
 import { providerMigrations } from './providers/index.ts';
 import { templateMigrations } from './templates/index.ts';
+import type { AnyDb } from './templates/repository.ts';
 
 /**
  * A small harness for the edge parts (templates, providers, pages) until the lead wires them into
@@ -20,7 +20,7 @@ import { templateMigrations } from './templates/index.ts';
  */
 export interface EdgeHarness {
   database: Database;
-  db: Kysely<any>;
+  db: AnyDb;
   clock: TestClock;
   metrics: Metrics;
   app: FastifyInstance;

@@ -22,7 +22,7 @@ export const DEFAULT_TEMPLATES: Record<string, Record<Channel, Omit<TemplateSeed
       body: [
         'Booking {{ booking_id }} is confirmed.',
         '',
-        '{{ movie_title }} at {{ theater_name }}, ' + when + '.',
+        `{{ movie_title }} at {{ theater_name }}, ${when}.`,
         'Seats: {{ seats | join: ", " }}. Paid: {{ total_paid }}.',
         '',
         'Show the QR code from the HTML version of this e-mail at the entrance.',
@@ -39,25 +39,25 @@ export const DEFAULT_TEMPLATES: Record<string, Record<Channel, Omit<TemplateSeed
     },
     push: {
       subject: 'Booking confirmed',
-      body: '{{ movie_title }}, ' + when + ', seats {{ seats | join: ", " }}. Your ticket is in your e-mail.',
+      body: `{{ movie_title }}, ${when}, seats {{ seats | join: ", " }}. Your ticket is in your e-mail.`,
     },
     sms: {
       subject: '',
-      body: 'Booked: {{ movie_title }} ' + when + ', seats {{ seats | join: "," }}. Ref {{ booking_id }}',
+      body: `Booked: {{ movie_title }} ${when}, seats {{ seats | join: "," }}. Ref {{ booking_id }}`,
     },
   },
   booking_reminder: {
     email: {
       subject: 'Reminder: {{ movie_title }} in {{ hours_before }} hours',
-      body: '{{ movie_title }} starts at {{ theater_name }}, ' + when + '.\nBooking {{ booking_id }}.',
+      body: `{{ movie_title }} starts at {{ theater_name }}, ${when}.\nBooking {{ booking_id }}.`,
     },
     push: {
       subject: '{{ movie_title }} starts soon',
-      body: 'In {{ hours_before }} h at {{ theater_name }} (' + when + ').',
+      body: `In {{ hours_before }} h at {{ theater_name }} (${when}).`,
     },
     sms: {
       subject: '',
-      body: 'Reminder: {{ movie_title }} at {{ theater_name }}, ' + when + '. Ref {{ booking_id }}',
+      body: `Reminder: {{ movie_title }} at {{ theater_name }}, ${when}. Ref {{ booking_id }}`,
     },
   },
   booking_cancelled: {
@@ -70,11 +70,11 @@ export const DEFAULT_TEMPLATES: Record<string, Record<Channel, Omit<TemplateSeed
     },
     push: {
       subject: 'Booking cancelled',
-      body: '{{ movie_title }} (' + when + '): {{ reason }}. Refund {{ refund_amount }}.',
+      body: `{{ movie_title }} (${when}): {{ reason }}. Refund {{ refund_amount }}.`,
     },
     sms: {
       subject: '',
-      body: 'Cancelled: {{ movie_title }} ' + when + '. Refund {{ refund_amount }}. Ref {{ booking_id }}',
+      body: `Cancelled: {{ movie_title }} ${when}. Refund {{ refund_amount }}. Ref {{ booking_id }}`,
     },
   },
   refund_update: {

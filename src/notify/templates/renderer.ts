@@ -1,4 +1,3 @@
-import type { Kysely } from 'kysely';
 import type { Template } from 'liquidjs';
 import { LRUCache } from 'lru-cache';
 import type { Channel } from '../api.ts';
@@ -6,7 +5,7 @@ import type { RenderedMessage, TemplateProblem, TemplateRenderer } from '../port
 import { htmlEngine, RENDER_LIMITS, templateVariables, textEngine, textToHtml } from './engine.ts';
 import { templateError } from './errors.ts';
 import { candidateIds } from './ids.ts';
-import { type TemplateRow, templateRepository } from './repository.ts';
+import { type AnyDb, type TemplateRow, templateRepository } from './repository.ts';
 
 interface Parsed {
   row: TemplateRow;
@@ -37,10 +36,7 @@ export function parseTemplate(row: Pick<TemplateRow, 'subject' | 'body' | 'html_
   return { subject, body, html, variables: templateVariables([subject, body, ...(html ? [html] : [])]) };
 }
 
-export function createTemplateRenderer(
-  db: Kysely<any>,
-  options: TemplateRendererOptions = {},
-): TemplateStore {
+export function createTemplateRenderer(db: AnyDb, options: TemplateRendererOptions = {}): TemplateStore {
   const repository = templateRepository(db);
   // Parsed templates keyed by id and version: an edited template gets a new key, so nothing stale renders.
   const parsed = new LRUCache<string, Parsed>({ max: 2000 });

@@ -16,11 +16,12 @@ interface Tables {
   notify_templates: TemplateRow;
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: the core hands its Kysely<any>; this narrows it to our table.
-const tables = (db: Kysely<any>) => db as Kysely<Tables>;
+/** The module's database handle as the core passes it; each repository narrows it to its own tables. */
+// biome-ignore lint/suspicious/noExplicitAny: any table set, narrowed below.
+export type AnyDb = Kysely<any>;
 
-export function templateRepository(anyDb: Kysely<any>) {
-  const db = tables(anyDb);
+export function templateRepository(anyDb: AnyDb) {
+  const db = anyDb as Kysely<Tables>;
   return {
     list: (filter: { type?: string; channel?: string } = {}) => {
       let query = db.selectFrom('notify_templates').selectAll().orderBy('id');

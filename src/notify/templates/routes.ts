@@ -1,13 +1,12 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
 import type { Clock } from '../../platform/clock.ts';
 import { platformError } from '../../platform/errors.ts';
 import { templateError } from './errors.ts';
 import { parseTemplateId } from './ids.ts';
 import { parseTemplate, type TemplateStore } from './renderer.ts';
-import { type TemplateRow, templateRepository } from './repository.ts';
+import { type AnyDb, type TemplateRow, templateRepository } from './repository.ts';
 import {
   Template,
   TemplateBody,
@@ -18,7 +17,7 @@ import {
 } from './schemas.ts';
 
 export interface TemplateRouteDeps {
-  db: Kysely<any>;
+  db: AnyDb;
   renderer: TemplateStore;
   clock: Clock;
   /** When set, writes need it in `X-Admin-Key` (templates decide what every user receives). */
