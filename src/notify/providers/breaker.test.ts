@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createMetrics } from '../../platform/observability/metrics.ts';
 import { type OutboundMessage, type Provider, ProviderError, ProviderUnavailable } from '../ports.ts';
 import { createChannelSender } from './breaker.ts';
@@ -48,21 +48,29 @@ const gauge = async (metrics: ReturnType<typeof createMetrics>) =>
   ]);
 
 test('open → fail fast with ProviderUnavailable → half-open probe → closed', async () => {
-  const metrics = createMetrics(async () => 0, () => ({ total: 0, idle: 0, waiting: 0 }), false);
+  const metrics = createMetrics(
+    async () => 0,
+    () => ({ total: 0, idle: 0, waiting: 0 }),
+    false,
+  );
   const primary = scriptedProvider('http');
   const sender = createChannelSender({ channel: 'sms', primary: primary.provider, breaker, metrics });
   try {
     assert.equal((await sender.send(message())).provider, 'http');
     primary.set('down');
     // 1 success + 2 failures: the volume threshold (3) is reached at 67 % failures (> 50 %).
-    for (let i = 0; i < 2; i++) await assert.rejects(sender.send(message()), { code: 'http_503', permanent: false });
+    for (let i = 0; i < 2; i++)
+      await assert.rejects(sender.send(message()), { code: 'http_503', permanent: false });
     assert.deepEqual(sender.states(), [{ provider: 'http', channel: 'sms', state: 'open' }]);
     assert.deepEqual(await gauge(metrics), [['http', 2]]);
 
     const before = primary.calls.length;
     const error = await sender.send(message()).catch((e) => e);
     assert.ok(error instanceof ProviderUnavailable, String(error));
-    assert.ok(error.retryAfterMs > 0 && error.retryAfterMs <= breaker.resetTimeoutMs, String(error.retryAfterMs));
+    assert.ok(
+      error.retryAfterMs > 0 && error.retryAfterMs <= breaker.resetTimeoutMs,
+      String(error.retryAfterMs),
+    );
     assert.equal(primary.calls.length, before, 'an open circuit does not call the provider');
 
     await sleep(breaker.resetTimeoutMs + 30);
@@ -83,7 +91,11 @@ test('open → fail fast with ProviderUnavailable → half-open probe → closed
 });
 
 test('permanent errors do not open the circuit; a timeout is a transient ProviderError', async () => {
-  const metrics = createMetrics(async () => 0, () => ({ total: 0, idle: 0, waiting: 0 }), false);
+  const metrics = createMetrics(
+    async () => 0,
+    () => ({ total: 0, idle: 0, waiting: 0 }),
+    false,
+  );
   const primary = scriptedProvider('http');
   const sender = createChannelSender({ channel: 'sms', primary: primary.provider, breaker, metrics });
   try {
@@ -103,7 +115,11 @@ test('permanent errors do not open the circuit; a timeout is a transient Provide
 });
 
 test('the fallback takes messages while the primary circuit is open, never after a plain failure', async () => {
-  const metrics = createMetrics(async () => 0, () => ({ total: 0, idle: 0, waiting: 0 }), false);
+  const metrics = createMetrics(
+    async () => 0,
+    () => ({ total: 0, idle: 0, waiting: 0 }),
+    false,
+  );
   const primary = scriptedProvider('http');
   const fallback = scriptedProvider('inbox');
   const sender = createChannelSender({

@@ -32,9 +32,17 @@ before(async () => {
       }
       switch (form.To) {
         case '+15005550001':
-          return answer(400, { code: 21211, message: "The 'To' number is not a valid phone number.", status: 400 });
+          return answer(400, {
+            code: 21211,
+            message: "The 'To' number is not a valid phone number.",
+            status: 400,
+          });
         case '+15005550009':
-          return answer(400, { code: 21610, message: 'Attempt to send to unsubscribed recipient', status: 400 });
+          return answer(400, {
+            code: 21610,
+            message: 'Attempt to send to unsubscribed recipient',
+            status: 400,
+          });
         case '+15005550429':
           return answer(429, { code: 20429, message: 'Too Many Requests', status: 429 });
         case '+15005550500':
@@ -59,7 +67,12 @@ const sms = (phone: string | undefined, deliveryId = 'n1:sms'): OutboundMessage 
 });
 
 test('sends the exact Twilio request and returns the message sid', async () => {
-  const provider = createSmsHttpProvider({ url: base, accountSid: SID, authToken: TOKEN, from: '+15005550000' });
+  const provider = createSmsHttpProvider({
+    url: base,
+    accountSid: SID,
+    authToken: TOKEN,
+    from: '+15005550000',
+  });
   requests.length = 0;
   const result = await provider.send(sms('+15005550006', '0190a1b2-0000-7000-8000-000000000001:sms'));
   assert.equal(result.provider, 'http');
@@ -78,7 +91,12 @@ test('sends the exact Twilio request and returns the message sid', async () => {
 });
 
 test('each error answer maps to permanent or transient', async () => {
-  const provider = createSmsHttpProvider({ url: base, accountSid: SID, authToken: TOKEN, from: '+15005550000' });
+  const provider = createSmsHttpProvider({
+    url: base,
+    accountSid: SID,
+    authToken: TOKEN,
+    from: '+15005550000',
+  });
   const cases: [string, string, boolean][] = [
     ['+15005550001', 'invalid_number', true],
     ['+15005550009', 'unsubscribed', true],
@@ -98,6 +116,11 @@ test('an unreachable provider is a transient error', async () => {
   await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
   const port = (closed.address() as { port: number }).port;
   await new Promise((resolve) => closed.close(resolve));
-  const provider = createSmsHttpProvider({ url: `http://127.0.0.1:${port}`, accountSid: SID, authToken: TOKEN, from: '+1' });
+  const provider = createSmsHttpProvider({
+    url: `http://127.0.0.1:${port}`,
+    accountSid: SID,
+    authToken: TOKEN,
+    from: '+1',
+  });
   await assert.rejects(provider.send(sms('+15005550006')), { code: 'sms_unreachable', permanent: false });
 });

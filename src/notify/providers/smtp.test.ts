@@ -63,7 +63,9 @@ function mimeParts(raw: string): Record<string, string> {
         ? Buffer.from(body, 'base64').toString('utf8')
         : encoding === 'quoted-printable'
           ? Buffer.from(
-              body.replace(/=\r\n/g, '').replace(/=([0-9A-F]{2})/g, (_m, hex) => String.fromCharCode(Number.parseInt(hex, 16))),
+              body
+                .replace(/=\r\n/g, '')
+                .replace(/=([0-9A-F]{2})/g, (_m, hex) => String.fromCharCode(Number.parseInt(hex, 16))),
               'latin1',
             ).toString('utf8')
           : body;
@@ -96,10 +98,16 @@ test('delivers the rendered template over SMTP: subject, text and HTML parts, Me
     },
     { timeZone: 'Europe/London' },
   );
-  const provider = createSmtpProvider({ url: `smtp://127.0.0.1:${port}`, from: '"Cinema" <tickets@cinema.test>' });
+  const provider = createSmtpProvider({
+    url: `smtp://127.0.0.1:${port}`,
+    from: '"Cinema" <tickets@cinema.test>',
+  });
   try {
     const result = await provider.send(email('ana@example.test', rendered));
-    assert.deepEqual(result, { providerMessageId: '<0190a1b2-0000-7000-8000-00000000abcd.email@cinema.test>', provider: 'smtp' });
+    assert.deepEqual(result, {
+      providerMessageId: '<0190a1b2-0000-7000-8000-00000000abcd.email@cinema.test>',
+      provider: 'smtp',
+    });
     assert.equal(received.length, 1);
     const [mail] = received;
     assert.equal(mail.from, 'tickets@cinema.test');
@@ -120,13 +128,23 @@ test('5xx is permanent, 4xx and connection errors are transient', async () => {
   const provider = createSmtpProvider({ url: `smtp://127.0.0.1:${port}`, from: 'tickets@cinema.test' });
   const message = { subject: 'S', text: 'T' };
   try {
-    await assert.rejects(provider.send(email('bounce@example.test', message)), { code: 'smtp_550', permanent: true });
-    await assert.rejects(provider.send(email('busy@example.test', message)), { code: 'smtp_451', permanent: false });
+    await assert.rejects(provider.send(email('bounce@example.test', message)), {
+      code: 'smtp_550',
+      permanent: true,
+    });
+    await assert.rejects(provider.send(email('busy@example.test', message)), {
+      code: 'smtp_451',
+      permanent: false,
+    });
     await assert.rejects(provider.send(email(undefined, message)), { code: 'no_address', permanent: true });
   } finally {
     await provider.close?.();
   }
-  const down = createSmtpProvider({ url: 'smtp://127.0.0.1:1', from: 'tickets@cinema.test', timeoutMs: 2000 });
+  const down = createSmtpProvider({
+    url: 'smtp://127.0.0.1:1',
+    from: 'tickets@cinema.test',
+    timeoutMs: 2000,
+  });
   try {
     await assert.rejects(down.send(email('ana@example.test', message)), { permanent: false });
   } finally {

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { Agent } from 'node:https';
 import webpush, { WebPushError } from 'web-push';
 import type { Channel } from '../api.ts';
 import { type OutboundMessage, type Provider, ProviderError, type PushSubscription } from '../ports.ts';
@@ -11,6 +12,8 @@ export interface WebPushSettings {
   timeoutMs?: number;
   /** How long a push service keeps an undelivered message. */
   ttlSeconds?: number;
+  /** An HTTPS agent, e.g. one trusting a private CA (tests run a local push service on a self-signed cert). */
+  agent?: Agent;
 }
 
 /** A subscription the push service says is gone (404/410): the core deletes it. */
@@ -68,6 +71,7 @@ export function createWebPushProvider(settings: WebPushSettings, onGone?: Subscr
         timeout: settings.timeoutMs ?? 10_000,
         contentEncoding: 'aes128gcm',
         topic,
+        agent: settings.agent,
       });
       // Push services answer 201 with the message's URL in Location; it names the message.
       const id = result.headers.location ?? `${subscription.endpoint}#${topic}`;
