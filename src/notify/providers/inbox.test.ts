@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createEdgeHarness, type EdgeHarness } from '../edge-testing.ts';
 import type { OutboundMessage } from '../ports.ts';
 import {
+  channelHealth,
   createChannelSenders,
   providerRoutes,
   readProviderSettings,
@@ -61,6 +62,7 @@ test('the dev inbox stores a delivery once, answers repeats with the same id, an
       ),
     );
     assert.deepEqual(senders.sms.states(), [{ provider: 'inbox', channel: 'sms', state: 'closed' }]);
+    assert.deepEqual(channelHealth(senders).notify_sms, { status: 'ok', circuits: { inbox: 'closed' } });
     const metrics = await h.metrics.registry.metrics();
     assert.match(metrics, /notify_circuit_state\{provider="inbox",channel="email"\} 0/);
   } finally {

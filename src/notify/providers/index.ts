@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../platform/clock.ts';
+import type { HealthCheck } from '../../platform/module.ts';
 import type { Metrics } from '../../platform/observability/metrics.ts';
 import { CHANNELS, type Channel } from '../api.ts';
 import type { ChannelSender, Provider, SendResult } from '../ports.ts';
@@ -75,6 +76,24 @@ export function createChannelSenders(options: ChannelSendersOptions): Record<Cha
     };
   }
   return senders;
+}
+
+/**
+ * Readiness checks for `/health/ready`: one per channel. An open circuit is `degraded`, not `down`:
+ * the API still accepts and queues, and the worker re-schedules until the probe closes it.
+ */
+export function channelHealth(senders: Record<Channel, ChannelSender>): Record<string, HealthCheck> {
+  return Object.fromEntries(
+    CHANNELS.map((channel) => {
+      const circuits = senders[channel].states();
+      const allClosed = circuits.every((circuit) => circuit.state === 'closed');
+      const check: HealthCheck = {
+        status: allClosed ? 'ok' : 'degraded',
+        circuits: Object.fromEntries(circuits.map((circuit) => [circuit.provider, circuit.state])),
+      };
+      return [`notify_${channel}`, check];
+    }),
+  );
 }
 
 function buildProvider(
