@@ -23,7 +23,7 @@ export const DEFAULT_TEMPLATES: Record<string, Record<Channel, Omit<TemplateSeed
         'Booking {{ booking_id }} is confirmed.',
         '',
         `{{ movie_title }} at {{ theater_name }}, ${when}.`,
-        'Seats: {{ seats | join: ", " }}. Paid: {{ total_paid }}.',
+        'Seats: {{ seats | join: ", " }}. Paid: {{ total_paid | money }}.',
         '',
         'Show the QR code from the HTML version of this e-mail at the entrance.',
       ].join('\n'),
@@ -32,7 +32,7 @@ export const DEFAULT_TEMPLATES: Record<string, Record<Channel, Omit<TemplateSeed
         '<p>Booking <strong>{{ booking_id }}</strong> is confirmed.</p>',
         '<p>{{ theater_name }}, ' +
           when +
-          '<br>Seats: {{ seats | join: ", " }}<br>Paid: {{ total_paid }}</p>',
+          '<br>Seats: {{ seats | join: ", " }}<br>Paid: {{ total_paid | money }}</p>',
         '<p><img alt="Ticket QR code for booking {{ booking_id }}" width="200" height="200" src="{{ qr_code | qr }}"></p>',
         '<p>Show this code at the entrance.</p>',
       ].join('\n'),
@@ -66,27 +66,30 @@ export const DEFAULT_TEMPLATES: Record<string, Record<Channel, Omit<TemplateSeed
       body:
         'Your booking for {{ movie_title }} (' +
         when +
-        ') was cancelled: {{ reason }}.\nRefund: {{ refund_amount }}.',
+        ') was cancelled: {{ reason }}.\nRefund: {{ refund_amount | money }}.',
     },
     push: {
       subject: 'Booking cancelled',
-      body: `{{ movie_title }} (${when}): {{ reason }}. Refund {{ refund_amount }}.`,
+      body: `{{ movie_title }} (${when}): {{ reason }}. Refund {{ refund_amount | money }}.`,
     },
     sms: {
       subject: '',
-      body: `Cancelled: {{ movie_title }} ${when}. Refund {{ refund_amount }}. Ref {{ booking_id }}`,
+      body: `Cancelled: {{ movie_title }} ${when}. Refund {{ refund_amount | money }}. Ref {{ booking_id }}`,
     },
   },
   refund_update: {
     email: {
       subject: 'Refund for booking {{ booking_id }}: {{ refund_status }}',
-      body: 'The refund of {{ refund_amount }} for booking {{ booking_id }} is {{ refund_status }}.',
+      body: 'The refund of {{ refund_amount | money }} for booking {{ booking_id }} is {{ refund_status }}.',
     },
     push: {
       subject: 'Refund {{ refund_status }}',
-      body: 'Refund of {{ refund_amount }} for booking {{ booking_id }}: {{ refund_status }}.',
+      body: 'Refund of {{ refund_amount | money }} for booking {{ booking_id }}: {{ refund_status }}.',
     },
-    sms: { subject: '', body: 'Refund {{ refund_amount }} for {{ booking_id }}: {{ refund_status }}' },
+    sms: {
+      subject: '',
+      body: 'Refund {{ refund_amount | money }} for {{ booking_id }}: {{ refund_status }}',
+    },
   },
   security_alert: {
     email: {

@@ -23,6 +23,11 @@ function createEngine(html: boolean): Liquid {
     const timeZone = zone ?? (this.context.globals as { timeZone?: string }).timeZone ?? 'UTC';
     return (filters.date as FilterHandler).call(this, value, format, timeZone);
   });
+  // Money arrives as a number with two decimals (or its string); 24 must read 24.00.
+  liquid.registerFilter('money', (value: unknown) => {
+    const amount = typeof value === 'number' ? value : Number(value);
+    return typeof value !== 'boolean' && value !== '' && Number.isFinite(amount) ? amount.toFixed(2) : value;
+  });
   // A data: URL of the value as a QR code, for an <img src> in the HTML part (the ticket token).
   liquid.registerFilter('qr', (value: unknown) =>
     QRCode.toDataURL(String(value), { errorCorrectionLevel: 'M', margin: 1, width: 200 }),
@@ -41,6 +46,17 @@ export function templateVariables(parts: Template[][]): string[] {
   const names = new Set<string>();
   for (const part of parts) for (const name of textEngine.globalVariablesSync(part)) names.add(name);
   return [...names].sort();
+}
+
+/** The user's zone when Intl knows it, else UTC: a stale preference must not make a message unsendable. */
+export function knownTimeZone(timeZone: string | undefined): string {
+  if (!timeZone) return 'UTC';
+  try {
+    new Intl.DateTimeFormat('en', { timeZone });
+    return timeZone;
+  } catch {
+    return 'UTC';
+  }
 }
 
 /** Escapes text and keeps its line breaks: the HTML part of an e-mail that has no html_body. */

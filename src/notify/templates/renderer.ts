@@ -2,7 +2,14 @@ import type { Template } from 'liquidjs';
 import { LRUCache } from 'lru-cache';
 import type { Channel } from '../api.ts';
 import type { RenderedMessage, TemplateProblem, TemplateRenderer } from '../ports.ts';
-import { htmlEngine, RENDER_LIMITS, templateVariables, textEngine, textToHtml } from './engine.ts';
+import {
+  htmlEngine,
+  knownTimeZone,
+  RENDER_LIMITS,
+  templateVariables,
+  textEngine,
+  textToHtml,
+} from './engine.ts';
 import { templateError } from './errors.ts';
 import { candidateIds } from './ids.ts';
 import { type AnyDb, type TemplateRow, templateRepository } from './repository.ts';
@@ -74,7 +81,7 @@ export function createTemplateRenderer(db: AnyDb, options: TemplateRendererOptio
   ): Promise<RenderedMessage> {
     const template = await find(type, channel, renderOptions.locale);
     if (!template) throw templateError('template_not_found', `No ${channel} template for type "${type}"`);
-    const opts = { ...RENDER_LIMITS, globals: { timeZone: renderOptions.timeZone ?? 'UTC' } };
+    const opts = { ...RENDER_LIMITS, globals: { timeZone: knownTimeZone(renderOptions.timeZone) } };
     try {
       const text = String(await textEngine.render(template.body, data, opts));
       if (channel === 'sms') return { text };

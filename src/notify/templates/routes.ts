@@ -8,6 +8,8 @@ import { parseTemplateId } from './ids.ts';
 import { parseTemplate, type TemplateStore } from './renderer.ts';
 import { type AnyDb, type TemplateRow, templateRepository } from './repository.ts';
 import {
+  PreviewBody,
+  Rendered,
   Template,
   TemplateBody,
   TemplateList,
@@ -110,6 +112,38 @@ export function templateRoutes(app: FastifyInstance, deps: TemplateRouteDeps): v
       if (!(await repository.remove(request.params.id))) throw notFound(request.params.id);
       deps.renderer.invalidate(request.params.id);
       return reply.code(204).send();
+    },
+  );
+
+  app.post<{ Params: Params }>(
+    '/api/templates/:id/preview',
+    {
+      schema: {
+        tags,
+        summary: 'Render a stored template with sample data',
+        description:
+          'What a recipient would get; 422 `template_render_failed` lists the first missing variable.',
+        params: TemplateParams,
+        body: PreviewBody,
+        response: { 200: Rendered },
+      },
+    },
+    async (request) => {
+      const row = await load(request.params.id);
+      const body = request.body as Static<typeof PreviewBody>;
+      const missing = parseTemplate(row).variables.filter((name) => body.data[name] === undefined);
+      if (missing.length) {
+        throw templateError('template_render_failed', {
+          detail: `Missing variables: ${missing.join(', ')}`,
+          extras: { missing },
+        });
+      }
+      // The most specific template wins the lookup, and this id exists: render() picks exactly it.
+      const message = await deps.renderer.render(row.type, row.channel, body.data, {
+        locale: row.locale ?? undefined,
+        timeZone: body.time_zone,
+      });
+      return { ...message, missing };
     },
   );
 

@@ -48,3 +48,19 @@ export const Template = Type.Object({
   updated_at: Type.String({ format: 'date-time' }),
 });
 export const TemplateList = Type.Object({ templates: Type.Array(Template) });
+
+export const PreviewBody = Type.Object(
+  {
+    data: Type.Record(Type.String(), Type.Unknown(), { description: 'Template variables' }),
+    time_zone: Type.Optional(
+      Type.String({ maxLength: 64, description: 'IANA zone for `date`, default UTC' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export const Rendered = Type.Object({
+  subject: Type.Optional(Type.String()),
+  text: Type.String(),
+  html: Type.Optional(Type.String()),
+  missing: Type.Array(Type.String(), { description: 'Variables the template needs that `data` lacks' }),
+});

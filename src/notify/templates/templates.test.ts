@@ -13,7 +13,7 @@ const booking = {
   theater_name: 'Odeon',
   show_time: '2026-03-01T19:30:00Z',
   seats: ['C7', 'C8'],
-  total_paid: '24.00',
+  total_paid: 24,
   qr_code: 'v1.eyJiIjoiQkstNDIifQ.sig',
 };
 
@@ -50,7 +50,7 @@ describe('default templates', () => {
     assert.equal(message.subject, 'Your tickets for Alien <Romulus>');
     assert.match(message.text, /Booking BK-42 is confirmed/);
     assert.match(message.text, /Sun 1 Mar 2026, 20:30/); // 19:30 UTC is 20:30 in Berlin
-    assert.match(message.text, /Seats: C7, C8/);
+    assert.match(message.text, /Seats: C7, C8\. Paid: 24\.00/);
     assert.doesNotMatch(message.text, /data:image/);
     assert.match(message.html!, /<h1>Alien &lt;Romulus&gt;<\/h1>/);
     const qr = /src="(data:image\/png;base64,[^"]+)"/.exec(message.html!);
@@ -195,6 +195,31 @@ describe('/api/templates', () => {
     assert.equal(mismatch.statusCode, 422);
     const noKey = await h.app.inject({ method: 'DELETE', url: '/api/templates/booking_confirmed.sms' });
     assert.equal(noKey.statusCode, 401);
+  });
+
+  test('preview renders a stored template with sample data, or lists what is missing', async () => {
+    const preview = await h.app.inject({
+      method: 'POST',
+      url: '/api/templates/refund_update.sms/preview',
+      payload: { data: { booking_id: 'BK-7', refund_amount: 12, refund_status: 'completed' } },
+    });
+    assert.equal(preview.statusCode, 200, preview.body);
+    assert.deepEqual(preview.json(), { text: 'Refund 12.00 for BK-7: completed', missing: [] });
+    const missing = await h.app.inject({
+      method: 'POST',
+      url: '/api/templates/refund_update.sms/preview',
+      payload: { data: { booking_id: 'BK-7' } },
+    });
+    assert.equal(missing.statusCode, 422);
+    assert.deepEqual(missing.json().missing, ['refund_amount', 'refund_status']);
+    // An unknown zone in a stale preference falls back to UTC rather than failing the send.
+    const alert = await renderer.render(
+      'security_alert',
+      'sms',
+      { event: 'a new sign-in', occurred_at: '2026-01-05T12:00:00Z' },
+      { timeZone: 'Mars/Olympus' },
+    );
+    assert.match(alert.text, /at 12:00/);
   });
 
   test('an e-mail without html_body gets the text escaped as HTML paragraphs', async () => {
