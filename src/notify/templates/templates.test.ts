@@ -58,13 +58,28 @@ describe('default templates', () => {
     assert.ok(Buffer.from(qr[1].split(',')[1], 'base64').subarray(1, 4).toString() === 'PNG');
   });
 
-  test('SMS stays within one segment and has no subject', async () => {
+  test('SMS stays within one segment with typical values and has no subject', async () => {
     const message = await renderer.render('booking_confirmed', 'sms', booking, {
       timeZone: 'America/New_York',
     });
     assert.equal(message.subject, undefined);
-    assert.ok(message.text.length <= 160, `${message.text.length}: ${message.text}`);
     assert.match(message.text, /Sun 1 Mar 2026, 14:30/);
+    const typical = {
+      ...booking,
+      movie_title: 'Mission: Impossible - Dead Reckoning',
+      theater_name: 'Odeon Leicester Square',
+      seats: ['C7', 'C8', 'C9', 'C10'],
+      hours_before: 3,
+      refund_amount: 48.5,
+      refund_status: 'completed',
+      reason: 'the show was cancelled',
+      event: 'a new sign-in from Chrome on Linux',
+      occurred_at: '2026-01-05T12:00:00Z',
+    };
+    for (const type of [...Object.keys(BOOKING_NOTIFICATION_TYPES), 'security_alert']) {
+      const { text } = await renderer.render(type, 'sms', typical, { timeZone: 'Europe/London' });
+      assert.ok(text.length <= 160, `${type}: ${text.length} characters: ${text}`);
+    }
   });
 
   test('a missing variable is reported by check() and fails render()', async () => {
