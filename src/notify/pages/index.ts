@@ -88,14 +88,17 @@ export function notifyPages(app: FastifyInstance, deps: NotifyPagesDeps): void {
     '/notify/notifications/:id',
     { schema: { ...hide, params: Type.Object({ id: Type.String({ maxLength: 100 }) }) } },
     async (request, reply) => {
-      const notification = await deps.getNotification(request.params.id);
+      const notification = await orNotFound(deps.getNotification(request.params.id));
       if (!notification)
         return notFound(reply, 'Notification not found', `No notification ${request.params.id}.`);
       return reply.page('/notify/pages/timeline', {
         ...common,
         title: `Notification ${notification.id}`,
         notification,
-        channels: notification.channels.map((status) => ({ ...status, events: channelTimeline(status) })),
+        channels: notification.channels.map((status) => ({
+          ...status,
+          events: channelTimeline(notification, status),
+        })),
       });
     },
   );
@@ -149,12 +152,13 @@ export function notifyPages(app: FastifyInstance, deps: NotifyPagesDeps): void {
       },
     },
     async (request, reply) => {
-      const preferences = await deps.getPreferences(request.params.id);
+      const preferences = await orNotFound(deps.getPreferences(request.params.id));
       if (!preferences)
         return notFound(reply, 'User not found', `No preferences for user ${request.params.id}.`);
       return reply.page('/notify/pages/preferences', {
         ...common,
         title: 'Notification preferences',
+        userId: request.params.id,
         preferences,
         saved: request.query.saved === '1',
         scripts: ['/static/notify/preferences.js'],
@@ -175,10 +179,23 @@ export function notifyPages(app: FastifyInstance, deps: NotifyPagesDeps): void {
   );
 }
 
-/** An HTML form sends only checked boxes and empty strings for cleared fields. */
-function fromForm(form: Record<string, string>): PreferencesPatch {
+/** A 404 AppError from the core reads as "not there" (the page answers 404 itself). */
+async function orNotFound<T>(promise: Promise<T | undefined>): Promise<T | undefined> {
+  try {
+    return await promise;
+  } catch (error) {
+    if (error instanceof AppError && error.status === 404) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * An HTML form sends only checked boxes and empty strings for cleared fields. The time zone is
+ * required by the API, so an empty one is left out rather than cleared.
+ */
+export function fromForm(form: Record<string, string>): PreferencesPatch {
   const text = (name: string) => (form[name] ?? '').trim() || null;
-  return {
+  const patch: PreferencesPatch = {
     push_enabled: form.push_enabled === 'on',
     sms_enabled: form.sms_enabled === 'on',
     email_enabled: form.email_enabled === 'on',
@@ -186,6 +203,9 @@ function fromForm(form: Record<string, string>): PreferencesPatch {
     quiet_hours_end: text('quiet_hours_end'),
     email: text('email'),
     phone: text('phone'),
-    timezone: text('timezone'),
+    locale: text('locale'),
   };
+  const timezone = text('timezone');
+  if (timezone) patch.timezone = timezone;
+  return patch;
 }

@@ -105,6 +105,7 @@ test('dev inbox shows the booking e-mail with its QR code, sandboxed; the timeli
     email: 'ana@example.test',
     phone: null,
     timezone: 'Europe/Berlin',
+    locale: null,
   });
   await screenshot(page, 'notify-preferences');
   assert.deepEqual(errors, []);

@@ -67,10 +67,10 @@ test('timeline shows each channel in time order with attempts, errors and receip
     page.body.indexOf('data-channel="sms"'),
   );
   const order = [
-    'Created',
-    'Attempt 1: failed via smtp',
+    'Accepted',
+    'Attempt 1 failed via smtp',
     'smtp_451: Try again later',
-    'Attempt 2: sent via inbox',
+    'Attempt 2 handed over via inbox',
     'Sent via inbox',
     'Delivered',
   ];
@@ -83,22 +83,29 @@ test('timeline shows each channel in time order with attempts, errors and receip
   assert.ok(page.body.includes('invalid_number: &lt;bad&gt; number'));
   assert.match(page.body, /data-status>dead lettered</);
   assert.match(page.body, /Reason: no_address/);
+  assert.doesNotMatch(email, /invalid_number/, 'each channel shows only its own attempts');
   const missing = await h.app.inject({ url: '/notify/notifications/nope' });
   assert.equal(missing.statusCode, 404);
 });
 
 test('dead letters: the redrive button re-drives and comes back with a notice; a second time shows the error', async () => {
   const page = await h.app.inject({ url: '/notify/dead-letters' });
-  assert.match(page.body, /action="\/notify\/dead-letters\/dl-1\/redrive"/);
-  const redrive = await h.app.inject({ method: 'POST', url: '/notify/dead-letters/dl-1/redrive' });
+  assert.match(page.body, /action="\/notify\/dead-letters\/notifications\.sms%3Adl-1\/redrive"/);
+  const redrive = await h.app.inject({
+    method: 'POST',
+    url: '/notify/dead-letters/notifications.sms:dl-1/redrive',
+  });
   assert.equal(redrive.statusCode, 303);
-  assert.equal(redrive.headers.location, '/notify/dead-letters?redriven=dl-1');
-  assert.deepEqual(fake.redriven, ['dl-1']);
+  assert.equal(redrive.headers.location, '/notify/dead-letters?redriven=notifications.sms%3Adl-1');
+  assert.deepEqual(fake.redriven, ['notifications.sms:dl-1']);
   const after = await h.app.inject({ url: redrive.headers.location as string });
-  assert.match(after.body, /Re-driven: dl-1/);
+  assert.match(after.body, /Re-driven: notifications.sms:dl-1/);
   assert.match(after.body, /Nothing here/);
-  const again = await h.app.inject({ method: 'POST', url: '/notify/dead-letters/dl-1/redrive' });
-  assert.match(again.headers.location as string, /error=No\+dead\+letter\+dl-1/);
+  const again = await h.app.inject({
+    method: 'POST',
+    url: '/notify/dead-letters/notifications.sms:dl-1/redrive',
+  });
+  assert.match(again.headers.location as string, /error=No\+dead\+letter\+notifications\.sms%3Adl-1/);
 });
 
 test('preferences form shows the values and saves through updatePreferences without JavaScript', async () => {
@@ -127,6 +134,7 @@ test('preferences form shows the values and saves through updatePreferences with
       email: 'bo@example.test',
       phone: '+4915112345678',
       timezone: 'Europe/Paris',
+      locale: null,
     },
   ]);
   assert.equal((await h.app.inject({ url: '/notify/users/nobody/preferences' })).statusCode, 404);

@@ -8,66 +8,67 @@ import type {
   PreferencesView,
 } from './deps.ts';
 
-/** Fake core for page tests: one notification, dead letters that can be re-driven, preferences in memory. */
+/**
+ * A fake core for page tests, in the core's answer shapes: one notification (e-mail delivered after
+ * a failed try, SMS dead-lettered, push skipped), dead letters that can be re-driven once, and
+ * preferences in memory. Unknown ids throw 404s like the core's service does.
+ */
 export function fakePagesDeps(db: AnyDb) {
   const notification: NotificationView = {
     id: '0190a1b2-0000-7000-8000-0000000000aa',
     user_id: '7',
     type: 'booking_confirmed',
     priority: 'high',
+    lane: 'realtime',
     created_at: '2026-01-05T12:00:00.000Z',
+    sent_at: '2026-01-05T12:01:00.500Z',
+    delivered_at: '2026-01-05T12:01:02.000Z',
     channels: [
       {
         channel: 'email',
         status: 'delivered',
-        created_at: '2026-01-05T12:00:00.000Z',
+        provider: 'inbox',
+        attempts: 2,
         sent_at: '2026-01-05T12:01:00.500Z',
         delivered_at: '2026-01-05T12:01:02.000Z',
-        provider: 'inbox',
-        attempts: [
-          {
-            attempt: 1,
-            at: '2026-01-05T12:00:00.100Z',
-            outcome: 'failed',
-            provider: 'smtp',
-            error: 'smtp_451: Try again later',
-          },
-          { attempt: 2, at: '2026-01-05T12:01:00.100Z', outcome: 'sent', provider: 'inbox' },
-        ],
+      },
+      { channel: 'sms', status: 'dead_lettered', attempts: 1, reason: 'invalid_number' },
+      { channel: 'push', status: 'skipped', reason: 'no_address', attempts: 0 },
+    ],
+    attempts: [
+      {
+        channel: 'email',
+        attempt: 1,
+        at: '2026-01-05T12:00:00.100Z',
+        provider: 'smtp',
+        error: 'smtp_451: Try again later',
       },
       {
         channel: 'sms',
-        status: 'dead_lettered',
-        created_at: '2026-01-05T12:00:00.000Z',
-        attempts: [
-          {
-            attempt: 1,
-            at: '2026-01-05T12:00:00.200Z',
-            outcome: 'failed',
-            error: 'invalid_number: <bad> number',
-          },
-        ],
+        attempt: 1,
+        at: '2026-01-05T12:00:00.200Z',
+        provider: 'http',
+        error: 'invalid_number: <bad> number',
       },
-      { channel: 'push', status: 'skipped', reason: 'no_address', created_at: '2026-01-05T12:00:00.000Z' },
+      { channel: 'email', attempt: 2, at: '2026-01-05T12:01:00.100Z', provider: 'inbox', error: null },
     ],
   };
   const deadLetters: DeadLetterView[] = [
     {
-      id: 'dl-1',
+      id: 'notifications.sms:dl-1',
+      topic: 'notifications.sms',
       notification_id: notification.id,
       user_id: '7',
-      type: 'booking_confirmed',
       channel: 'sms',
       attempts: 1,
       error: 'invalid_number',
-      dead_lettered_at: '2026-01-05T12:00:01.000Z',
+      dead_at: '2026-01-05T12:00:01.000Z',
     },
   ];
   const preferences = new Map<string, PreferencesView>([
     [
       '7',
       {
-        user_id: '7',
         push_enabled: true,
         sms_enabled: false,
         email_enabled: true,
@@ -76,6 +77,7 @@ export function fakePagesDeps(db: AnyDb) {
         email: 'ana@example.test',
         phone: null,
         timezone: 'Europe/Berlin',
+        locale: null,
       },
     ],
   ]);
@@ -83,7 +85,10 @@ export function fakePagesDeps(db: AnyDb) {
   const updates: [string, PreferencesPatch][] = [];
   const deps: NotifyPagesDeps = {
     db,
-    getNotification: async (id) => (id === notification.id ? notification : undefined),
+    getNotification: async (id) => {
+      if (id !== notification.id) throw platformError('not_found', `No notification ${id}`);
+      return notification;
+    },
     listDeadLetters: async () => deadLetters.filter((d) => !redriven.includes(d.id)),
     redrive: async (id) => {
       if (!deadLetters.some((d) => d.id === id) || redriven.includes(id)) {

@@ -1,4 +1,4 @@
-import type { ChannelStatusView } from './deps.ts';
+import type { AttemptView, ChannelStatusView, NotificationView } from './deps.ts';
 
 export interface TimelineEvent {
   at: string;
@@ -7,27 +7,30 @@ export interface TimelineEvent {
   tone?: 'ok' | 'bad';
 }
 
-/** One channel's history in time order: created, each attempt, sent, delivered. */
-export function channelTimeline(status: ChannelStatusView): TimelineEvent[] {
-  const events: TimelineEvent[] = [{ at: status.created_at, label: 'Created' }];
-  for (const attempt of status.attempts ?? []) {
-    const failed = attempt.error != null || !['sent', 'delivered'].includes(attempt.outcome);
-    events.push({
-      at: attempt.at,
-      label: `Attempt ${attempt.attempt}: ${attempt.outcome}${attempt.provider ? ` via ${attempt.provider}` : ''}`,
-      detail: attempt.error ?? undefined,
-      tone: failed ? 'bad' : undefined,
-    });
+/** One channel's history in time order: created, each attempt, sent, delivered, the next scheduled try. */
+export function channelTimeline(notification: NotificationView, status: ChannelStatusView): TimelineEvent[] {
+  const events: TimelineEvent[] = [{ at: notification.created_at, label: 'Accepted' }];
+  const attempts = (notification.attempts ?? []).filter((a: AttemptView) => a.channel === status.channel);
+  for (const attempt of attempts) {
+    const via = attempt.provider ? ` via ${attempt.provider}` : '';
+    events.push(
+      attempt.error
+        ? {
+            at: attempt.at,
+            label: `Attempt ${attempt.attempt} failed${via}`,
+            detail: attempt.error,
+            tone: 'bad',
+          }
+        : { at: attempt.at, label: `Attempt ${attempt.attempt} handed over${via}` },
+    );
   }
-  if (status.sent_at)
-    events.push({
-      at: status.sent_at,
-      label: `Sent${status.provider ? ` via ${status.provider}` : ''}`,
-      tone: 'ok',
-    });
+  const via = status.provider ? ` via ${status.provider}` : '';
+  if (status.sent_at) events.push({ at: status.sent_at, label: `Sent${via}`, tone: 'ok' });
   if (status.delivered_at)
     events.push({ at: status.delivered_at, label: 'Delivered (provider receipt)', tone: 'ok' });
-  if (status.next_attempt_at) events.push({ at: status.next_attempt_at, label: 'Next attempt scheduled' });
-  // Stable sort: equal timestamps keep the order above (created before the first attempt).
+  if (status.scheduled_for && !status.sent_at) {
+    events.push({ at: status.scheduled_for, label: 'Scheduled (next try or end of quiet hours)' });
+  }
+  // Stable sort: equal timestamps keep the order above (accepted before the first attempt).
   return events.sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
 }

@@ -21,8 +21,10 @@ form.addEventListener('submit', async (event) => {
     quiet_hours_end: text('quiet_hours_end'),
     email: text('email'),
     phone: text('phone'),
-    timezone: text('timezone'),
+    locale: text('locale'),
   };
+  // The API requires a time zone; an emptied field leaves the stored one as it is.
+  if (text('timezone')) body.timezone = text('timezone');
   const button = form.querySelector('button[type=submit]');
   button.disabled = true;
   try {
