@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { PlatformDeps } from '../../platform/module.ts';
 import { createEdgeHarness, type EdgeHarness } from '../edge-testing.ts';
 import type { OutboundMessage } from '../ports.ts';
 import {
@@ -168,4 +169,30 @@ test('an ephemeral VAPID pair is generated (with a warning) when none is configu
   assert.match(JSON.stringify(warnings), /ephemeral VAPID/);
   assert.deepEqual(senders.push.states(), [{ provider: 'webpush', channel: 'push', state: 'closed' }]);
   for (const sender of Object.values(senders)) await sender.close();
+});
+
+test("the module's platform deps can be passed as they are", async () => {
+  const got: string[] = [];
+  const deps = {
+    config: { env: { NOTIFY_INBOX_RECEIPT_DELAY_MS: '1' }, secret: 'a-test-secret-of-some-length' },
+    database: { db: h.db },
+    clock: h.clock,
+    metrics: h.metrics,
+    log: { warn: () => {}, info: () => {}, error: () => {} },
+  } as unknown as PlatformDeps;
+  const senders = createChannelSenders({ ...deps, onReceipt: (id) => void got.push(id) });
+  try {
+    const sent = await senders.sms.send({
+      deliveryId: 'p1:sms',
+      notificationId: 'p1',
+      channel: 'sms',
+      type: 'refund_update',
+      recipient: { userId: '9', phone: '+15005550006' },
+      message: { text: 'Refund 12.00 for BK-7: completed' },
+    });
+    await sleep(50);
+    assert.deepEqual(got, [sent.providerMessageId]);
+  } finally {
+    for (const sender of Object.values(senders)) await sender.close();
+  }
 });

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../platform/clock.ts';
-import type { HealthCheck } from '../../platform/module.ts';
+import type { HealthCheck, PlatformDeps } from '../../platform/module.ts';
 import type { Metrics } from '../../platform/observability/metrics.ts';
 import { CHANNELS, type Channel } from '../api.ts';
 import type { ChannelSender, Provider, SendResult } from '../ports.ts';
@@ -36,11 +36,32 @@ export interface ChannelSendersOptions {
   onSubscriptionGone?: SubscriptionGone;
 }
 
+/** The module's platform deps work too: `createChannelSenders({ ...deps, onReceipt, onSubscriptionGone })`. */
+export type PlatformSendersOptions = PlatformDeps &
+  Pick<ChannelSendersOptions, 'onReceipt' | 'onSubscriptionGone'>;
+
+function normalize(options: ChannelSendersOptions | PlatformSendersOptions): ChannelSendersOptions {
+  if (!('config' in options)) return options;
+  return {
+    env: options.config.env,
+    secret: options.config.secret,
+    db: options.database.db,
+    clock: options.clock,
+    metrics: options.metrics,
+    log: options.log,
+    onReceipt: options.onReceipt,
+    onSubscriptionGone: options.onSubscriptionGone,
+  };
+}
+
 /**
  * One ChannelSender per channel, providers chosen once from config: NOTIFY_{EMAIL,PUSH,SMS}_PROVIDER
  * (default `inbox`) and an optional NOTIFY_{CHANNEL}_FALLBACK, each behind its own circuit breaker.
  */
-export function createChannelSenders(options: ChannelSendersOptions): Record<Channel, ChannelSender> {
+export function createChannelSenders(
+  given: ChannelSendersOptions | PlatformSendersOptions,
+): Record<Channel, ChannelSender> {
+  const options = normalize(given);
   const settings = readProviderSettings(options.env, options.secret);
   const timers = new Set<NodeJS.Timeout>();
   const build = (channel: Channel, kind: ProviderKind): Provider =>
