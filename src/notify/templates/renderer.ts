@@ -43,6 +43,11 @@ export function parseTemplate(row: Pick<TemplateRow, 'subject' | 'body' | 'html_
   return { subject, body, html, variables: templateVariables([subject, body, ...(html ? [html] : [])]) };
 }
 
+/** Own properties only, as liquid reads them (`ownPropertyOnly`): `constructor` is not in `{}`. */
+export function missingVariables(variables: string[], data: Record<string, unknown>): string[] {
+  return variables.filter((name) => !Object.hasOwn(data, name) || data[name] === undefined);
+}
+
 export function createTemplateRenderer(db: AnyDb, options: TemplateRendererOptions = {}): TemplateStore {
   const repository = templateRepository(db);
   // Parsed templates keyed by id and version: an edited template gets a new key, so nothing stale renders.
@@ -109,7 +114,7 @@ export function createTemplateRenderer(db: AnyDb, options: TemplateRendererOptio
           problems.push({ channel, reason: 'unknown_type' });
           continue;
         }
-        const missing = template.variables.filter((name) => data[name] === undefined);
+        const missing = missingVariables(template.variables, data);
         if (missing.length) problems.push({ channel, reason: 'missing_variables', missing });
       }
       return problems;

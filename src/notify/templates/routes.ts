@@ -5,7 +5,7 @@ import type { Clock } from '../../platform/clock.ts';
 import { platformError } from '../../platform/errors.ts';
 import { templateError } from './errors.ts';
 import { parseTemplateId } from './ids.ts';
-import { parseTemplate, type TemplateStore } from './renderer.ts';
+import { missingVariables, parseTemplate, type TemplateStore } from './renderer.ts';
 import { type AnyDb, type TemplateRow, templateRepository } from './repository.ts';
 import {
   PreviewBody,
@@ -131,7 +131,7 @@ export function templateRoutes(app: FastifyInstance, deps: TemplateRouteDeps): v
     async (request) => {
       const row = await load(request.params.id);
       const body = request.body as Static<typeof PreviewBody>;
-      const missing = parseTemplate(row).variables.filter((name) => body.data[name] === undefined);
+      const missing = missingVariables(parseTemplate(row).variables, body.data);
       if (missing.length) {
         throw templateError('template_render_failed', {
           detail: `Missing variables: ${missing.join(', ')}`,
