@@ -85,6 +85,12 @@ test('open → fail fast with ProviderUnavailable → half-open probe → closed
     assert.equal((await sender.send(message())).provider, 'http');
     assert.equal(sender.states()[0].state, 'closed');
     assert.deepEqual(await gauge(metrics), [['http', 0]]);
+    const calls = await metrics.registry.getSingleMetric('notify_provider_calls_total')!.get();
+    assert.deepEqual(Object.fromEntries(calls.values.map((v) => [v.labels.outcome, v.value])), {
+      sent: 2,
+      failed: 3,
+      rejected: 1,
+    });
   } finally {
     await sender.close();
   }

@@ -1,5 +1,5 @@
 import CircuitBreaker from 'opossum';
-import { Gauge } from 'prom-client';
+import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Metrics } from '../../platform/observability/metrics.ts';
 import type { Channel } from '../api.ts';
 import {
@@ -15,17 +15,49 @@ import type { BreakerSettings } from './settings.ts';
 type State = 'closed' | 'open' | 'half_open';
 const STATE_VALUE: Record<State, number> = { closed: 0, half_open: 1, open: 2 };
 
-/** Shared by every sender on one registry (tests build several); set on each state change. */
-function circuitGauge(metrics: Metrics): Gauge<'provider' | 'channel'> {
-  const name = 'notify_circuit_state';
-  const existing = metrics.registry.getSingleMetric(name);
-  if (existing) return existing as Gauge<'provider' | 'channel'>;
-  return new Gauge({
-    name,
-    help: 'Circuit breaker state per notification provider: 0 closed, 1 half-open, 2 open',
-    labelNames: ['provider', 'channel'] as const,
-    registers: [metrics.registry],
-  });
+/** One metric per registry, shared by every sender on it (tests build several). */
+function shared<T>(metrics: Metrics, name: string, create: (name: string) => T): T {
+  return (metrics.registry.getSingleMetric(name) as T | undefined) ?? create(name);
+}
+
+function providerMetrics(metrics: Metrics) {
+  const registers = [metrics.registry];
+  return {
+    state: shared(
+      metrics,
+      'notify_circuit_state',
+      (name) =>
+        new Gauge({
+          name,
+          help: 'Circuit breaker state per notification provider: 0 closed, 1 half-open, 2 open',
+          labelNames: ['provider', 'channel'] as const,
+          registers,
+        }),
+    ),
+    calls: shared(
+      metrics,
+      'notify_provider_calls_total',
+      (name) =>
+        new Counter({
+          name,
+          help: 'Provider calls by outcome: sent, failed (transient), permanent, rejected (circuit open)',
+          labelNames: ['provider', 'channel', 'outcome'] as const,
+          registers,
+        }),
+    ),
+    duration: shared(
+      metrics,
+      'notify_provider_duration_seconds',
+      (name) =>
+        new Histogram({
+          name,
+          help: 'Provider call duration (calls the circuit let through)',
+          labelNames: ['provider', 'channel'] as const,
+          buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+          registers,
+        }),
+    ),
+  };
 }
 
 interface GuardedProvider {
@@ -53,7 +85,7 @@ function guard(
     errorFilter: (error: unknown) => error instanceof ProviderError && error.permanent,
   });
   let openedAt = 0;
-  const gauge = circuitGauge(metrics).labels({ provider: provider.name, channel: provider.channel });
+  const gauge = providerMetrics(metrics).state.labels({ provider: provider.name, channel: provider.channel });
   gauge.set(0);
   const state = (): State => (breaker.opened ? 'open' : breaker.halfOpen ? 'half_open' : 'closed');
   const changed = () => {
@@ -108,14 +140,28 @@ export function createChannelSender(options: {
   const chain = [options.primary, options.fallback]
     .filter((provider): provider is Provider => provider !== undefined)
     .map((provider) => guard(provider, options.breaker, options.metrics, onChange(provider)));
+  const { calls, duration } = providerMetrics(options.metrics);
 
   return {
     async send(message) {
       for (const guarded of chain) {
+        const labels = { provider: guarded.provider.name, channel: options.channel };
+        const started = performance.now();
         try {
-          return await guarded.breaker.fire(message);
-        } catch (error) {
-          if (!isOpenRejection(error)) throw asProviderError(error, guarded.provider);
+          const result = await guarded.breaker.fire(message);
+          calls.inc({ ...labels, outcome: 'sent' });
+          duration.observe(labels, (performance.now() - started) / 1000);
+          return result;
+        } catch (caught) {
+          if (isOpenRejection(caught)) {
+            calls.inc({ ...labels, outcome: 'rejected' });
+            continue;
+          }
+          const error = asProviderError(caught, guarded.provider);
+          const permanent = error instanceof ProviderError && error.permanent;
+          calls.inc({ ...labels, outcome: permanent ? 'permanent' : 'failed' });
+          duration.observe(labels, (performance.now() - started) / 1000);
+          throw error;
         }
       }
       const wait = Math.min(...chain.map((guarded) => guarded.retryAfterMs()));
