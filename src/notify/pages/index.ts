@@ -4,6 +4,7 @@ import { AppError } from '../../platform/errors.ts';
 import { serveStatic } from '../../platform/pages/index.ts';
 import { CHANNELS, type Channel } from '../api.ts';
 import { inboxRepository } from '../providers/inbox.ts';
+import { adminGate } from './admin.ts';
 import type { NotifyPagesDeps, PreferencesPatch } from './deps.ts';
 import { channelTimeline } from './timeline.ts';
 
@@ -17,6 +18,7 @@ const UserId = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_
 export function notifyPages(app: FastifyInstance, deps: NotifyPagesDeps): void {
   serveStatic(app, 'notify', new URL('./static/', import.meta.url));
   const inbox = inboxRepository(deps.db);
+  const admitted = adminGate(app, deps.adminApiKey);
   const notFound = (reply: FastifyReply, title: string, message: string) =>
     reply.code(404).page('/platform/pages/message', {
       title,
@@ -42,6 +44,7 @@ export function notifyPages(app: FastifyInstance, deps: NotifyPagesDeps): void {
       },
     },
     async (request, reply) => {
+      if (!admitted(request, reply)) return reply;
       const { user, message } = request.query;
       const channel = request.query.channel || undefined;
       const messages = await inbox.list({ userId: user || undefined, channel, limit: 200 });
@@ -114,14 +117,16 @@ export function notifyPages(app: FastifyInstance, deps: NotifyPagesDeps): void {
         }),
       },
     },
-    async (request, reply) =>
-      reply.page('/notify/pages/dead-letters', {
+    async (request, reply) => {
+      if (!admitted(request, reply)) return reply;
+      return reply.page('/notify/pages/dead-letters', {
         ...common,
         title: 'Dead letters',
         items: await deps.listDeadLetters(),
         redriven: request.query.redriven,
         error: request.query.error,
-      }),
+      });
+    },
   );
 
   // A plain form post (CSP allows form-action 'self'), so the button works without JavaScript.
@@ -129,6 +134,7 @@ export function notifyPages(app: FastifyInstance, deps: NotifyPagesDeps): void {
     '/notify/dead-letters/:id/redrive',
     { schema: { ...hide, params: Type.Object({ id: Type.String({ maxLength: 100 }) }) } },
     async (request, reply) => {
+      if (!admitted(request, reply)) return reply;
       try {
         await deps.redrive(request.params.id);
         return reply.redirect(

@@ -24,7 +24,7 @@ before(async () => {
   if (skip) return;
   h = await createEdgeHarness();
   fake = fakePagesDeps(h.db);
-  notifyPages(h.app, fake.deps);
+  notifyPages(h.app, { ...fake.deps, adminApiKey: 'browser-admin-key' });
   h.app.patch('/api/users/:id/notification-preferences', async (request) => {
     patches.push(request.body);
     return fake.deps.updatePreferences('7', request.body as never);
@@ -71,6 +71,10 @@ test('dev inbox shows the booking e-mail with its QR code, sandboxed; the timeli
   page.on('pageerror', (error) => errors.push(error.message));
   assert.equal((await page.goto(`${url}/notify`))?.status(), 200);
   await page.click('a[href="/notify/inbox"]');
+  // The inbox shows everyone's messages: the admin key once, then a cookie.
+  await page.fill('[data-login] input[name="key"]', 'browser-admin-key');
+  await page.click('[data-login] button');
+  await page.waitForURL(/\/notify\/inbox$/);
   await page.locator('[data-messages] a').first().click();
   await page.waitForURL(/message=/);
   const frame = page.frameLocator('iframe[data-html]');

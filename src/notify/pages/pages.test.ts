@@ -7,12 +7,20 @@ import { fakePagesDeps } from './testing.ts';
 
 let h: EdgeHarness;
 let fake: ReturnType<typeof fakePagesDeps>;
+const ADMIN_KEY = 'pages-admin-key';
+let cookie = '';
 
 before(async () => {
   h = await createEdgeHarness();
   fake = fakePagesDeps(h.db);
-  notifyPages(h.app, fake.deps);
+  notifyPages(h.app, { ...fake.deps, adminApiKey: ADMIN_KEY });
   await h.app.ready();
+  const login = await h.app.inject({
+    method: 'POST',
+    url: '/notify/admin-session',
+    payload: { key: ADMIN_KEY, next: '/notify/inbox' },
+  });
+  cookie = String(login.headers['set-cookie']).split(';')[0];
   const inbox = createInboxProvider('email', { db: h.db, clock: h.clock });
   await inbox.send({
     deliveryId: `${fake.notification.id}:email`,
@@ -41,22 +49,57 @@ test('landing links the inbox, dead letters and lookups', async () => {
   assert.equal(lookup.headers.location, `/notify/notifications/${fake.notification.id}`);
 });
 
+test('the inbox and dead letters need the admin key once; the cookie holds an HMAC, not the key', async () => {
+  const bare = await h.app.inject({ url: '/notify/inbox?user=7' });
+  assert.equal(bare.statusCode, 401);
+  assert.match(bare.body, /name="next" value="\/notify\/inbox\?user=7"/);
+  assert.equal(
+    (await h.app.inject({ method: 'POST', url: '/notify/dead-letters/x/redrive' })).statusCode,
+    401,
+  );
+  const wrong = await h.app.inject({
+    method: 'POST',
+    url: '/notify/admin-session',
+    payload: { key: 'guess', next: '/notify/inbox' },
+  });
+  assert.equal(wrong.statusCode, 401);
+  assert.equal(wrong.headers['set-cookie'], undefined);
+  const right = await h.app.inject({
+    method: 'POST',
+    url: '/notify/admin-session',
+    payload: { key: ADMIN_KEY, next: 'https://evil.example/' },
+  });
+  assert.equal(right.statusCode, 303);
+  assert.equal(right.headers.location, '/notify', 'only paths under /notify are followed');
+  const setCookie = String(right.headers['set-cookie']);
+  assert.match(setCookie, /HttpOnly; SameSite=Strict/);
+  assert.ok(!setCookie.includes(ADMIN_KEY));
+  assert.equal((await h.app.inject({ url: '/notify/inbox', headers: { cookie } })).statusCode, 200);
+  assert.equal(
+    (await h.app.inject({ url: '/notify/inbox', headers: { cookie: 'notify_admin=forged' } })).statusCode,
+    401,
+  );
+});
+
 test('inbox lists messages and shows the HTML e-mail escaped inside a sandboxed srcdoc iframe', async () => {
-  const list = await h.app.inject({ url: '/notify/inbox?user=7&channel=email' });
+  const list = await h.app.inject({ url: '/notify/inbox?user=7&channel=email', headers: { cookie } });
   assert.equal(list.statusCode, 200, list.body);
   assert.ok(list.body.includes('Your tickets for &lt;Dune&gt;'));
   const id = /data-message="([0-9a-f-]{36})"/.exec(list.body)?.[1];
   assert.ok(id);
-  const view = await h.app.inject({ url: `/notify/inbox?user=7&message=${id}` });
+  const view = await h.app.inject({ url: `/notify/inbox?user=7&message=${id}`, headers: { cookie } });
   const iframe = /<iframe[^>]*>/.exec(view.body)?.[0] ?? '';
   assert.match(iframe, /sandbox=""/);
   assert.ok(iframe.includes('srcdoc="&lt;h1&gt;Dune&lt;/h1&gt;&lt;script&gt;'), iframe);
   assert.ok(iframe.includes('&quot;quoted&quot; &amp; more'), iframe);
   assert.ok(!view.body.includes('<script>parent'), 'the e-mail markup never reaches the page unescaped');
   assert.match(view.body, /<pre data-text>Booking BK-1 is confirmed\.<\/pre>/);
-  const other = await h.app.inject({ url: '/notify/inbox?user=8' });
+  const other = await h.app.inject({ url: '/notify/inbox?user=8', headers: { cookie } });
   assert.match(other.body, /No messages for user 8/);
-  assert.equal((await h.app.inject({ url: '/notify/inbox?channel=fax' })).statusCode, 400);
+  assert.equal(
+    (await h.app.inject({ url: '/notify/inbox?channel=fax', headers: { cookie } })).statusCode,
+    400,
+  );
 });
 
 test('timeline shows each channel in time order with attempts, errors and receipts', async () => {
@@ -89,21 +132,23 @@ test('timeline shows each channel in time order with attempts, errors and receip
 });
 
 test('dead letters: the redrive button re-drives and comes back with a notice; a second time shows the error', async () => {
-  const page = await h.app.inject({ url: '/notify/dead-letters' });
+  const page = await h.app.inject({ url: '/notify/dead-letters', headers: { cookie } });
   assert.match(page.body, /action="\/notify\/dead-letters\/notifications\.sms%3Adl-1\/redrive"/);
   const redrive = await h.app.inject({
     method: 'POST',
     url: '/notify/dead-letters/notifications.sms:dl-1/redrive',
+    headers: { cookie },
   });
   assert.equal(redrive.statusCode, 303);
   assert.equal(redrive.headers.location, '/notify/dead-letters?redriven=notifications.sms%3Adl-1');
   assert.deepEqual(fake.redriven, ['notifications.sms:dl-1']);
-  const after = await h.app.inject({ url: redrive.headers.location as string });
+  const after = await h.app.inject({ url: redrive.headers.location as string, headers: { cookie } });
   assert.match(after.body, /Re-driven: notifications.sms:dl-1/);
   assert.match(after.body, /Nothing here/);
   const again = await h.app.inject({
     method: 'POST',
     url: '/notify/dead-letters/notifications.sms:dl-1/redrive',
+    headers: { cookie },
   });
   assert.match(again.headers.location as string, /error=No\+dead\+letter\+notifications\.sms%3Adl-1/);
 });

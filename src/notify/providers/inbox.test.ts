@@ -18,10 +18,11 @@ const receipts: [string, string][] = [];
 const env = { NOTIFY_INBOX_RECEIPT_DELAY_MS: '20', APP_SECRET: 'a-test-secret-of-some-length' };
 const onReceipt = (id: string, at: Date) => void receipts.push([id, at.toISOString()]);
 const secret = readProviderSettings(env).receiptSecret;
+const admin = { 'x-admin-key': 'inbox-admin-key' };
 
 before(async () => {
   h = await createEdgeHarness();
-  await providerRoutes(h.app, { env, db: h.db, clock: h.clock, onReceipt });
+  await providerRoutes(h.app, { env, db: h.db, clock: h.clock, onReceipt, adminApiKey: 'inbox-admin-key' });
   await h.app.ready();
 });
 after(() => h.close());
@@ -44,15 +45,19 @@ test('the dev inbox stores a delivery once, answers repeats with the same id, an
     const again = await senders.email.send(email(id));
     assert.equal(first.provider, 'inbox');
     assert.deepEqual(again, first);
-    const list = await h.app.inject({ url: '/api/notifications/inbox?user=7&channel=email' });
+    const list = await h.app.inject({ url: '/api/notifications/inbox?user=7&channel=email', headers: admin });
     assert.equal(list.statusCode, 200, list.body);
     const messages = list.json().messages;
     assert.equal(messages.length, 1);
+    assert.equal((await h.app.inject({ url: '/api/notifications/inbox' })).statusCode, 401);
     assert.equal(messages[0].address, 'ana@example.test');
     assert.equal(messages[0].provider_message_id, first.providerMessageId);
-    const one = await h.app.inject({ url: `/api/notifications/inbox/${messages[0].id}` });
+    const one = await h.app.inject({ url: `/api/notifications/inbox/${messages[0].id}`, headers: admin });
     assert.equal(one.json().html, '<p>Booking BK-1</p>');
-    assert.equal((await h.app.inject({ url: '/api/notifications/inbox?user=8' })).json().messages.length, 0);
+    assert.equal(
+      (await h.app.inject({ url: '/api/notifications/inbox?user=8', headers: admin })).json().messages.length,
+      0,
+    );
 
     await sleep(100);
     // One receipt per stored message (the repeat fires one more for the same id; setting delivered_at is idempotent).

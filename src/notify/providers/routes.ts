@@ -1,4 +1,5 @@
-import type { FastifyInstance } from 'fastify';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Clock } from '../../platform/clock.ts';
 import { platformError } from '../../platform/errors.ts';
@@ -14,6 +15,8 @@ export interface ProviderRouteDeps {
   db: AnyDb;
   clock: Clock;
   onReceipt(providerMessageId: string, deliveredAt: Date): void | Promise<void>;
+  /** When set, the inbox API needs it in X-Admin-Key (it shows every user's messages). */
+  adminApiKey?: string;
 }
 
 const tags = ['notifications'];
@@ -45,6 +48,17 @@ export const inboxJson = (row: InboxRow) => ({ ...row, created_at: row.created_a
 export async function providerRoutes(app: FastifyInstance, deps: ProviderRouteDeps): Promise<void> {
   const settings = readProviderSettings(deps.env, deps.secret);
   const inbox = inboxRepository(deps.db);
+  const adminOnly = {
+    preHandler: async (request: FastifyRequest) => {
+      if (!deps.adminApiKey) return;
+      const given = request.headers['x-admin-key'];
+      const digest = (value: string) => createHash('sha256').update(value).digest();
+      if (typeof given !== 'string' || !timingSafeEqual(digest(given), digest(deps.adminApiKey))) {
+        throw platformError('unauthorized', 'The dev inbox needs the admin key in the X-Admin-Key header');
+      }
+    },
+  };
+  const security = deps.adminApiKey ? { security: [{ adminKey: [] }] } : {};
 
   // The signature covers the exact bytes sent: this scope keeps the raw body and parses after verifying.
   await app.register(async (scope) => {
@@ -86,8 +100,10 @@ export async function providerRoutes(app: FastifyInstance, deps: ProviderRouteDe
   app.get(
     '/api/notifications/inbox',
     {
+      ...adminOnly,
       schema: {
         tags,
+        ...security,
         summary: 'Dev inbox: messages the embedded providers stored instead of sending (newest first)',
         querystring: InboxQuery,
         response: { 200: Type.Object({ messages: Type.Array(InboxMessage) }) },
@@ -103,8 +119,10 @@ export async function providerRoutes(app: FastifyInstance, deps: ProviderRouteDe
   app.get<{ Params: { id: string } }>(
     '/api/notifications/inbox/:id',
     {
+      ...adminOnly,
       schema: {
         tags,
+        ...security,
         summary: 'Dev inbox: one message',
         params: Type.Object({ id: Type.String({ format: 'uuid' }) }),
         response: { 200: InboxMessage },
