@@ -7,6 +7,8 @@ import type { OutboundMessage } from '../ports.ts';
 import {
   channelHealth,
   createChannelSenders,
+  inboxPurgeJob,
+  inboxRepository,
   providerRoutes,
   readProviderSettings,
   receiptRequest,
@@ -74,6 +76,26 @@ test('the dev inbox stores a delivery once, answers repeats with the same id, an
   } finally {
     for (const sender of Object.values(senders)) await sender.close();
   }
+});
+
+test('the purge job drops inbox messages past the retention', async () => {
+  const inbox = inboxRepository(h.db);
+  const before = (await inbox.list()).length;
+  const provider = createChannelSenders({
+    env: { NOTIFY_INBOX_RECEIPT_DELAY_MS: '0' },
+    db: h.db,
+    clock: h.clock,
+    metrics: h.metrics,
+    log: { warn: () => {}, info: () => {}, error: () => {} },
+  });
+  await provider.email.send(email('0190a1b2-0000-7000-8000-00000000dead'));
+  assert.equal((await inbox.list()).length, before + 1);
+  const job = inboxPurgeJob(h.db, 60_000);
+  await job.run({ tickAt: new Date(h.clock.now().getTime() + 30_000), signal: new AbortController().signal });
+  assert.equal((await inbox.list()).length, before + 1, 'younger than the retention: kept');
+  await job.run({ tickAt: new Date(h.clock.now().getTime() + 61_000), signal: new AbortController().signal });
+  assert.equal((await inbox.list()).length, 0);
+  for (const sender of Object.values(provider)) await sender.close();
 });
 
 test('receipts webhook: a valid signature calls onReceipt; a bad or stale one is 401', async () => {

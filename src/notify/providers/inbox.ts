@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../platform/clock.ts';
+import type { JobDefinition } from '../../platform/jobs/index.ts';
 import type { Channel } from '../api.ts';
 import type { OutboundMessage, Provider, SendResult } from '../ports.ts';
 import type { AnyDb } from '../templates/repository.ts';
@@ -40,6 +41,12 @@ export function inboxRepository(anyDb: AnyDb) {
       return query.execute();
     },
     get: (id: string) => db.selectFrom('notify_inbox').selectAll().where('id', '=', id).executeTakeFirst(),
+    /** Deletes messages stored before `before`; returns how many. */
+    purge: async (before: Date) =>
+      Number(
+        (await db.deleteFrom('notify_inbox').where('created_at', '<', before).executeTakeFirst())
+          .numDeletedRows,
+      ),
     /** Stores once per delivery id; a repeat returns the row stored the first time. */
     store: async (row: InboxRow): Promise<InboxRow> => {
       const inserted = await db
@@ -59,6 +66,21 @@ export function inboxRepository(anyDb: AnyDb) {
 }
 
 export type InboxRepository = ReturnType<typeof inboxRepository>;
+
+/** The dev inbox keeps a week: enough to look at, and a long-running dev server does not grow forever. */
+export const INBOX_RETENTION_MS = 7 * 24 * 3600_000;
+
+/** A periodic job for the module's `jobs`: hourly, drops inbox messages past the retention. */
+export function inboxPurgeJob(db: AnyDb, retentionMs = INBOX_RETENTION_MS): JobDefinition {
+  const repository = inboxRepository(db);
+  return {
+    name: 'notify.purge_inbox',
+    schedule: '41 * * * *',
+    run: async ({ tickAt }) => {
+      await repository.purge(new Date(tickAt.getTime() - retentionMs));
+    },
+  };
+}
 
 function addressOf(message: OutboundMessage): string | null {
   const { recipient } = message;

@@ -12,7 +12,7 @@ import { createSmsHttpProvider } from './sms-http.ts';
 import { createSmtpProvider } from './smtp.ts';
 import { createWebPushProvider, generateVapidKeys, type SubscriptionGone } from './webpush.ts';
 
-export { type InboxRow, inboxRepository } from './inbox.ts';
+export { INBOX_RETENTION_MS, type InboxRow, inboxPurgeJob, inboxRepository } from './inbox.ts';
 export { providerMigrations } from './migrations.ts';
 export { receiptRequest, signReceipt } from './receipts.ts';
 export { type ProviderRouteDeps, providerRoutes } from './routes.ts';
