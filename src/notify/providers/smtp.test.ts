@@ -48,27 +48,31 @@ after(async () => {
   await h.close();
 });
 
-/** The parts of a multipart/alternative message, decoded (quoted-printable or base64). */
+/** The leaf parts of a (nested) multipart message by content type, decoded (quoted-printable or base64). */
 function mimeParts(raw: string): Record<string, string> {
-  const boundary = /boundary="?([^";\r\n]+)"?/.exec(raw)?.[1];
-  assert.ok(boundary, raw);
+  const boundaries = [...raw.matchAll(/boundary="?([^";\r\n]+)"?/g)].map((match) => match[1]);
+  assert.ok(boundaries.length, raw);
   const parts: Record<string, string> = {};
-  for (const chunk of raw.split(`--${boundary}`).slice(1, -1)) {
-    const [head, ...rest] = chunk.split('\r\n\r\n');
-    const body = rest.join('\r\n\r\n').trim();
-    const type = /content-type:\s*([^;\r\n]+)/i.exec(head)![1];
-    const encoding = /content-transfer-encoding:\s*(\S+)/i.exec(head)?.[1].toLowerCase();
-    parts[type] =
-      encoding === 'base64'
-        ? Buffer.from(body, 'base64').toString('utf8')
-        : encoding === 'quoted-printable'
-          ? Buffer.from(
-              body
-                .replace(/=\r\n/g, '')
-                .replace(/=([0-9A-F]{2})/g, (_m, hex) => String.fromCharCode(Number.parseInt(hex, 16))),
-              'latin1',
-            ).toString('utf8')
-          : body;
+  for (const boundary of boundaries) {
+    const section = raw.split(`--${boundary}--`)[0];
+    for (const chunk of section.split(`--${boundary}\r\n`).slice(1)) {
+      const [head, ...rest] = chunk.split('\r\n\r\n');
+      const type = /content-type:\s*([^;\r\n]+)/i.exec(head)?.[1];
+      if (!type || type.startsWith('multipart/') || parts[type]) continue;
+      const body = rest.join('\r\n\r\n').trim();
+      const encoding = /content-transfer-encoding:\s*(\S+)/i.exec(head)?.[1].toLowerCase();
+      parts[type] =
+        encoding === 'base64'
+          ? Buffer.from(body, 'base64').toString(type.startsWith('text/') ? 'utf8' : 'latin1')
+          : encoding === 'quoted-printable'
+            ? Buffer.from(
+                body
+                  .replace(/=\r\n/g, '')
+                  .replace(/=([0-9A-F]{2})/g, (_m, hex) => String.fromCharCode(Number.parseInt(hex, 16))),
+                'latin1',
+              ).toString('utf8')
+            : body;
+    }
   }
   return parts;
 }
@@ -118,7 +122,11 @@ test('delivers the rendered template over SMTP: subject, text and HTML parts, Me
     assert.match(parts['text/plain'], /Booking BK-9 is confirmed\./);
     assert.match(parts['text/plain'], /Sun 1 Mar 2026, 19:30/);
     assert.match(parts['text/html'], /<h1>Dune<\/h1>/);
-    assert.match(parts['text/html'], /src="data:image\/png;base64,/);
+    // The QR data: URL travels as an inline attachment (cid:), which mail clients show.
+    const cid = /src="cid:([^"]+)"/.exec(parts['text/html'])?.[1];
+    assert.ok(cid, parts['text/html']);
+    assert.ok(mail.raw.includes(`Content-ID: <${cid}>`), 'the image part carries that Content-ID');
+    assert.equal(parts['image/png'].slice(1, 4), 'PNG');
   } finally {
     await provider.close?.();
   }

@@ -40,6 +40,9 @@ export function createSmtpProvider(settings: SmtpSettings): Provider {
           text: message.message.text,
           html: message.message.html,
           messageId,
+          // Gmail and Outlook do not show data: images; nodemailer turns each one (the ticket QR)
+          // into an inline attachment referenced by cid:, which every client shows.
+          attachDataUrls: true,
           headers: { 'X-Notification-Id': message.notificationId },
         });
       } catch (error) {
