@@ -4,7 +4,8 @@ import { createTestClock, type TestClock } from '../platform/clock.ts';
 import { createDatabase, type Database } from '../platform/db/index.ts';
 import { migrateModule } from '../platform/db/migrate.ts';
 import { registerInputGuards } from '../platform/http/input.ts';
-import { registerProblemHandlers } from '../platform/http/problem.ts';
+import { registerOpenApi } from '../platform/http/openapi.ts';
+import { registerProblemHandlers, sendProblem, toAppError } from '../platform/http/problem.ts';
 import { registerSecurityHeaders } from '../platform/http/security.ts';
 import { createMetrics, type Metrics } from '../platform/observability/metrics.ts';
 import { registerPages } from '../platform/pages/index.ts';
@@ -27,7 +28,7 @@ export interface EdgeHarness {
   close(): Promise<void>;
 }
 
-export async function createEdgeHarness(): Promise<EdgeHarness> {
+export async function createEdgeHarness(options: { openapi?: boolean } = {}): Promise<EdgeHarness> {
   const schema = realServices.databaseUrl ? uniqueName('edge') : undefined;
   const database = await createDatabase({
     databaseUrl: realServices.databaseUrl,
@@ -36,12 +37,21 @@ export async function createEdgeHarness(): Promise<EdgeHarness> {
     poolSize: 4,
   });
   await migrateModule(database, 'notify', { ...templateMigrations, ...providerMigrations });
-  const app = Fastify({ logger: false });
+  // The app's own settings (app.ts) where they change what a request gets: validation and routing.
+  const app = Fastify({
+    logger: false,
+    frameworkErrors: (error, _request, reply) => sendProblem(reply, toAppError(error)),
+    routerOptions: { maxParamLength: 200 },
+    ajv: {
+      customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: true },
+    },
+  });
   registerSecurityHeaders(app);
   registerProblemHandlers(app);
   registerInputGuards(app);
   await app.register(formbody);
   registerPages(app, [{ title: 'Notifications', href: '/notify' }]);
+  if (options.openapi) await registerOpenApi(app, 'http://localhost');
   return {
     database,
     db: database.db,
