@@ -47,6 +47,9 @@ test('landing links the inbox, dead letters and lookups', async () => {
   const lookup = await h.app.inject({ url: `/notify/notifications?id=${fake.notification.id}` });
   assert.equal(lookup.statusCode, 303);
   assert.equal(lookup.headers.location, `/notify/notifications/${fake.notification.id}`);
+  const user = await h.app.inject({ url: '/notify/users?user=7' });
+  assert.equal(user.statusCode, 303);
+  assert.equal(user.headers.location, '/notify/users/7/preferences');
 });
 
 test('the inbox and dead letters need the admin key once; the cookie holds an HMAC, not the key', async () => {
