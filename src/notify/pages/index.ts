@@ -51,15 +51,43 @@ export function notifyPages(app: FastifyInstance, deps: NotifyPagesDeps): void {
       const selected = message ? await inbox.get(message) : undefined;
       const query = (id: string) =>
         `/notify/inbox?${new URLSearchParams({ ...(user ? { user } : {}), ...(channel ? { channel } : {}), message: id })}`;
+      const filter = new URLSearchParams({ ...(user ? { user } : {}), ...(channel ? { channel } : {}) });
       return reply.page('/notify/pages/inbox', {
         ...common,
         title: 'Dev inbox',
+        scripts: ['/static/notify/inbox.js'],
+        newest: messages[0]?.id ?? '',
+        pollUrl: `/notify/inbox/newest?${filter}`,
+        refreshUrl: `/notify/inbox?${filter}`,
         user: user ?? '',
         channel: channel ?? '',
         channels: CHANNELS,
         messages: messages.map((row) => ({ ...row, href: query(row.id), at: row.created_at.toISOString() })),
         selected: selected && { ...selected, at: selected.created_at.toISOString() },
       });
+    },
+  );
+
+  // Polled by the inbox page (a mail catcher shows new mail without a reload): the newest message id.
+  app.get<{ Querystring: { user?: string; channel?: Channel } }>(
+    '/notify/inbox/newest',
+    {
+      schema: {
+        ...hide,
+        querystring: Type.Object({
+          user: Type.Optional(Type.String({ maxLength: 64 })),
+          channel: Type.Optional(Type.Union([Type.Literal(''), ...CHANNELS.map((c) => Type.Literal(c))])),
+        }),
+      },
+    },
+    async (request, reply) => {
+      if (!admitted(request, reply)) return reply;
+      const [newest] = await inbox.list({
+        userId: request.query.user || undefined,
+        channel: request.query.channel || undefined,
+        limit: 1,
+      });
+      return reply.header('cache-control', 'no-store').send({ id: newest?.id ?? null });
     },
   );
 

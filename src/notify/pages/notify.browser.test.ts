@@ -87,6 +87,23 @@ test('dev inbox shows the booking e-mail with its QR code, sandboxed; the timeli
   assert.match((await page.locator('[data-text]').textContent()) ?? '', /Booking BK-1 is confirmed/);
   await screenshot(page, 'notify-inbox');
 
+  // New mail while reading: the page offers it without a reload.
+  assert.ok(await page.locator('[data-new-mail]').isHidden());
+  h.clock.advance(60_000);
+  await createInboxProvider('sms', { db: h.db, clock: h.clock }).send({
+    deliveryId: 'later:sms',
+    notificationId: 'later',
+    channel: 'sms',
+    type: 'booking_reminder',
+    recipient: { userId: '7', phone: '+15005550006' },
+    message: { text: 'Reminder: Dune at Odeon, Sun 1 Mar 2026, 19:30. Ref BK-1' },
+  });
+  await page.locator('[data-new-mail]:not([hidden])').waitFor({ timeout: 10_000 });
+  await page.click('[data-new-mail] a');
+  await page.locator('[data-messages] li', { hasText: 'Reminder: Dune' }).waitFor();
+  await page.locator('[data-messages] a', { hasText: 'Your tickets' }).click();
+  await page.waitForURL(/message=/);
+
   await page.click(`a[href="/notify/notifications/${fake.notification.id}"]`);
   const email = page.locator('[data-channel="email"]');
   assert.equal(await email.locator('[data-status]').textContent(), 'delivered');

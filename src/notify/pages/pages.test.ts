@@ -78,6 +78,15 @@ test('the inbox and dead letters need the admin key once; the cookie holds an HM
   assert.match(setCookie, /HttpOnly; SameSite=Strict/);
   assert.ok(!setCookie.includes(ADMIN_KEY));
   assert.equal((await h.app.inject({ url: '/notify/inbox', headers: { cookie } })).statusCode, 200);
+  const newest = await h.app.inject({
+    url: '/notify/inbox/newest?user=7&channel=email',
+    headers: { cookie },
+  });
+  assert.match(newest.json().id, /^[0-9a-f-]{36}$/);
+  assert.deepEqual((await h.app.inject({ url: '/notify/inbox/newest?user=8', headers: { cookie } })).json(), {
+    id: null,
+  });
+  assert.equal((await h.app.inject({ url: '/notify/inbox/newest' })).statusCode, 401);
   assert.equal(
     (await h.app.inject({ url: '/notify/inbox', headers: { cookie: 'notify_admin=forged' } })).statusCode,
     401,
