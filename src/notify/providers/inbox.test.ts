@@ -195,6 +195,12 @@ test('an ephemeral VAPID pair is generated (with a warning) when none is configu
   assert.equal(warnings.length, 1);
   assert.match(JSON.stringify(warnings), /ephemeral VAPID/);
   assert.deepEqual(senders.push.states(), [{ provider: 'webpush', channel: 'push', state: 'closed' }]);
+  // Browsers subscribe with the same ephemeral key the sender signs with.
+  const logged = (warnings[0] as [{ publicKey: string }])[0].publicKey;
+  assert.equal(readProviderSettings({ NOTIFY_PUSH_PROVIDER: 'webpush' }).webPush?.publicKey, logged);
+  assert.match(logged, /^[A-Za-z0-9_-]{87}$/);
+  // With the inbox for push there is no key to hand out.
+  assert.equal((await h.app.inject({ url: '/api/notifications/push/vapid-public-key' })).statusCode, 404);
   for (const sender of Object.values(senders)) await sender.close();
 });
 

@@ -10,7 +10,7 @@ import { createInboxProvider } from './inbox.ts';
 import { type ProviderKind, type ProviderSettings, readProviderSettings } from './settings.ts';
 import { createSmsHttpProvider } from './sms-http.ts';
 import { createSmtpProvider } from './smtp.ts';
-import { createWebPushProvider, generateVapidKeys, type SubscriptionGone } from './webpush.ts';
+import { createWebPushProvider, type SubscriptionGone } from './webpush.ts';
 
 export { INBOX_RETENTION_MS, type InboxRow, inboxPurgeJob, inboxRepository } from './inbox.ts';
 export { providerMigrations } from './migrations.ts';
@@ -130,9 +130,8 @@ function buildProvider(
     case 'http':
       return createSmsHttpProvider({ ...settings.sms!, timeoutMs: settings.breaker.timeoutMs });
     case 'webpush': {
-      let vapid = settings.webPush!;
+      const vapid = settings.webPush!;
       if (vapid.ephemeral) {
-        vapid = { ...vapid, ...generateVapidKeys() };
         options.log.warn(
           { publicKey: vapid.publicKey },
           'NOTIFY_VAPID_PUBLIC_KEY/PRIVATE_KEY unset: using an ephemeral VAPID pair; push subscriptions break at restart',

@@ -98,6 +98,26 @@ export async function providerRoutes(app: FastifyInstance, deps: ProviderRouteDe
   });
 
   app.get(
+    '/api/notifications/push/vapid-public-key',
+    {
+      schema: {
+        tags,
+        summary:
+          "The VAPID public key browsers subscribe with (PushManager.subscribe's applicationServerKey)",
+        description:
+          '404 when push does not go through Web Push (NOTIFY_PUSH_PROVIDER=inbox and no webpush fallback).',
+        response: {
+          200: Type.Object({ public_key: Type.String({ description: 'base64url, uncompressed P-256' }) }),
+        },
+      },
+    },
+    async () => {
+      if (!settings.webPush) throw platformError('not_found', 'Push notifications do not use Web Push here');
+      return { public_key: settings.webPush.publicKey };
+    },
+  );
+
+  app.get(
     '/api/notifications/inbox',
     {
       ...adminOnly,

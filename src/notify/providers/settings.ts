@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { ConfigError } from '../../platform/config.ts';
 import type { Channel } from '../api.ts';
+import { generateVapidKeys } from './webpush.ts';
 
 /** Provider settings read once from the environment (config.env); a bad value stops the start. */
 export const PROVIDER_KINDS = {
@@ -102,8 +103,12 @@ function vapid(env: Env, production: boolean): ProviderSettings['webPush'] {
   // Subscriptions are bound to the public key: an ephemeral pair breaks them at every restart.
   if (production)
     throw new ConfigError('NOTIFY_VAPID_PUBLIC_KEY and NOTIFY_VAPID_PRIVATE_KEY are required in production');
-  return { publicKey: '', privateKey: '', subject, ephemeral: true };
+  // One pair per process, so the senders and the key route (what browsers subscribe with) agree.
+  processVapid ??= generateVapidKeys();
+  return { ...processVapid, subject, ephemeral: true };
 }
+
+let processVapid: { publicKey: string; privateKey: string } | undefined;
 
 function int(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
