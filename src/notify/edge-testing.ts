@@ -1,0 +1,71 @@
+import formbody from '@fastify/formbody';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { createTestClock, type TestClock } from '../platform/clock.ts';
+import { createDatabase, type Database } from '../platform/db/index.ts';
+import { migrateModule } from '../platform/db/migrate.ts';
+import { registerInputGuards } from '../platform/http/input.ts';
+import { registerOpenApi } from '../platform/http/openapi.ts';
+import { registerProblemHandlers, sendProblem, toAppError } from '../platform/http/problem.ts';
+import { registerSecurityHeaders } from '../platform/http/security.ts';
+import { createMetrics, type Metrics } from '../platform/observability/metrics.ts';
+import { registerPages } from '../platform/pages/index.ts';
+import { dropNamespace, realServices, uniqueName } from '../platform/testing.ts';
+import { providerMigrations } from './providers/index.ts';
+import { templateMigrations } from './templates/index.ts';
+import type { AnyDb } from './templates/repository.ts';
+
+/**
+ * A small harness for the edge parts (templates, providers, pages) until the lead wires them into
+ * notify's module: a database with only our tables (PGlite, or a schema of its own on
+ * TEST_DATABASE_URL), and a Fastify app with the platform's problem+json handler and pages.
+ */
+export interface EdgeHarness {
+  database: Database;
+  db: AnyDb;
+  clock: TestClock;
+  metrics: Metrics;
+  app: FastifyInstance;
+  close(): Promise<void>;
+}
+
+export async function createEdgeHarness(options: { openapi?: boolean } = {}): Promise<EdgeHarness> {
+  const schema = realServices.databaseUrl ? uniqueName('edge') : undefined;
+  const database = await createDatabase({
+    databaseUrl: realServices.databaseUrl,
+    dataDir: 'memory://',
+    schema,
+    poolSize: 4,
+  });
+  await migrateModule(database, 'notify', { ...templateMigrations, ...providerMigrations });
+  // The app's own settings (app.ts) where they change what a request gets: validation and routing.
+  const app = Fastify({
+    logger: false,
+    frameworkErrors: (error, _request, reply) => sendProblem(reply, toAppError(error)),
+    routerOptions: { maxParamLength: 200 },
+    ajv: {
+      customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: true },
+    },
+  });
+  registerSecurityHeaders(app);
+  registerProblemHandlers(app);
+  registerInputGuards(app);
+  await app.register(formbody);
+  registerPages(app, [{ title: 'Notifications', href: '/notify' }]);
+  if (options.openapi) await registerOpenApi(app, 'http://localhost');
+  return {
+    database,
+    db: database.db,
+    clock: createTestClock(),
+    metrics: createMetrics(
+      async () => 0,
+      () => ({ total: 1, idle: 1, waiting: 0 }),
+      false,
+    ),
+    app,
+    async close() {
+      await app.close();
+      await database.close();
+      if (schema) await dropNamespace({ databaseUrl: realServices.databaseUrl, namespace: 'none' }, schema);
+    },
+  };
+}

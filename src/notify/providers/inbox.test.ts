@@ -1,0 +1,231 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { PlatformDeps } from '../../platform/module.ts';
+import { createEdgeHarness, type EdgeHarness } from '../edge-testing.ts';
+import type { OutboundMessage } from '../ports.ts';
+import {
+  channelHealth,
+  createChannelSenders,
+  inboxPurgeJob,
+  inboxRepository,
+  providerRoutes,
+  readProviderSettings,
+  receiptRequest,
+  signReceipt,
+} from './index.ts';
+
+let h: EdgeHarness;
+const receipts: [string, string][] = [];
+const env = { NOTIFY_INBOX_RECEIPT_DELAY_MS: '20', APP_SECRET: 'a-test-secret-of-some-length' };
+const onReceipt = (id: string, at: Date) => void receipts.push([id, at.toISOString()]);
+const secret = readProviderSettings(env).receiptSecret;
+const admin = { 'x-admin-key': 'inbox-admin-key' };
+
+before(async () => {
+  h = await createEdgeHarness();
+  await providerRoutes(h.app, { env, db: h.db, clock: h.clock, onReceipt, adminApiKey: 'inbox-admin-key' });
+  await h.app.ready();
+});
+after(() => h.close());
+
+const email = (id: string): OutboundMessage => ({
+  deliveryId: `${id}:email`,
+  notificationId: id,
+  channel: 'email',
+  type: 'booking_confirmed',
+  recipient: { userId: '7', email: 'ana@example.test' },
+  message: { subject: 'Your tickets', text: 'Booking BK-1', html: '<p>Booking BK-1</p>' },
+});
+
+test('the dev inbox stores a delivery once, answers repeats with the same id, and emits a receipt', async () => {
+  const log = { warn: () => {}, info: () => {}, error: () => {} };
+  const senders = createChannelSenders({ env, db: h.db, clock: h.clock, metrics: h.metrics, log, onReceipt });
+  try {
+    const id = '0190a1b2-0000-7000-8000-000000000001';
+    const first = await senders.email.send(email(id));
+    const again = await senders.email.send(email(id));
+    assert.equal(first.provider, 'inbox');
+    assert.deepEqual(again, first);
+    const list = await h.app.inject({ url: '/api/notifications/inbox?user=7&channel=email', headers: admin });
+    assert.equal(list.statusCode, 200, list.body);
+    const messages = list.json().messages;
+    assert.equal(messages.length, 1);
+    assert.equal((await h.app.inject({ url: '/api/notifications/inbox' })).statusCode, 401);
+    assert.equal(messages[0].address, 'ana@example.test');
+    assert.equal(messages[0].provider_message_id, first.providerMessageId);
+    const one = await h.app.inject({ url: `/api/notifications/inbox/${messages[0].id}`, headers: admin });
+    assert.equal(one.json().html, '<p>Booking BK-1</p>');
+    assert.equal(
+      (await h.app.inject({ url: '/api/notifications/inbox?user=8', headers: admin })).json().messages.length,
+      0,
+    );
+
+    await sleep(100);
+    // One receipt per stored message (the repeat fires one more for the same id; setting delivered_at is idempotent).
+    assert.ok(receipts.length >= 1);
+    assert.ok(
+      receipts.every(
+        ([messageId, at]) => messageId === first.providerMessageId && at === h.clock.now().toISOString(),
+      ),
+    );
+    assert.deepEqual(senders.sms.states(), [{ provider: 'inbox', channel: 'sms', state: 'closed' }]);
+    assert.deepEqual(channelHealth(senders).notify_sms, { status: 'ok', circuits: { inbox: 'closed' } });
+    const metrics = await h.metrics.registry.metrics();
+    assert.match(metrics, /notify_circuit_state\{provider="inbox",channel="email"\} 0/);
+  } finally {
+    for (const sender of Object.values(senders)) await sender.close();
+  }
+});
+
+test('the purge job drops inbox messages past the retention', async () => {
+  const inbox = inboxRepository(h.db);
+  const before = (await inbox.list()).length;
+  const provider = createChannelSenders({
+    env: { NOTIFY_INBOX_RECEIPT_DELAY_MS: '0' },
+    db: h.db,
+    clock: h.clock,
+    metrics: h.metrics,
+    log: { warn: () => {}, info: () => {}, error: () => {} },
+  });
+  await provider.email.send(email('0190a1b2-0000-7000-8000-00000000dead'));
+  assert.equal((await inbox.list()).length, before + 1);
+  const job = inboxPurgeJob(h.db, 60_000);
+  await job.run({ tickAt: new Date(h.clock.now().getTime() + 30_000), signal: new AbortController().signal });
+  assert.equal((await inbox.list()).length, before + 1, 'younger than the retention: kept');
+  await job.run({ tickAt: new Date(h.clock.now().getTime() + 61_000), signal: new AbortController().signal });
+  assert.equal((await inbox.list()).length, 0);
+  for (const sender of Object.values(provider)) await sender.close();
+});
+
+test('receipts webhook: a valid signature calls onReceipt; a bad or stale one is 401', async () => {
+  receipts.length = 0;
+  const deliveredAt = new Date(h.clock.now().getTime() - 5000);
+  const valid = receiptRequest(secret, 'SM123', deliveredAt, h.clock.now());
+  const ok = await h.app.inject({
+    method: 'POST',
+    url: '/api/notifications/receipts/http',
+    ...valid,
+    payload: valid.body,
+  });
+  assert.equal(ok.statusCode, 200, ok.body);
+  assert.deepEqual(ok.json(), { received: true, applied: true });
+  assert.deepEqual(receipts, [['SM123', deliveredAt.toISOString()]]);
+
+  const tampered = await h.app.inject({
+    method: 'POST',
+    url: '/api/notifications/receipts/http',
+    headers: valid.headers,
+    payload: valid.body.replace('SM123', 'SM999'),
+  });
+  assert.equal(tampered.statusCode, 401);
+  assert.equal(tampered.json().code, 'receipt_signature_invalid');
+
+  const stale = receiptRequest(secret, 'SM124', deliveredAt, new Date(h.clock.now().getTime() - 6 * 60_000));
+  const late = await h.app.inject({
+    method: 'POST',
+    url: '/api/notifications/receipts/http',
+    ...stale,
+    payload: stale.body,
+  });
+  assert.equal(late.statusCode, 401);
+  assert.equal(late.json().code, 'receipt_timestamp_stale');
+
+  const wrongKey = receiptRequest('another-secret', 'SM125', deliveredAt, h.clock.now());
+  const refused = await h.app.inject({
+    method: 'POST',
+    url: '/api/notifications/receipts/http',
+    ...wrongKey,
+    payload: wrongKey.body,
+  });
+  assert.equal(refused.statusCode, 401);
+
+  const unknown = await h.app.inject({
+    method: 'POST',
+    url: '/api/notifications/receipts/fax',
+    ...valid,
+    payload: valid.body,
+  });
+  assert.equal(unknown.statusCode, 404);
+
+  const malformedBody = JSON.stringify({ id: 'x', type: 'message.delivered', data: {} });
+  const malformed = await h.app.inject({
+    method: 'POST',
+    url: '/api/notifications/receipts/http',
+    headers: signReceipt(secret, malformedBody, h.clock.now()),
+    payload: malformedBody,
+  });
+  assert.equal(malformed.statusCode, 400);
+  assert.deepEqual(receipts, [['SM123', deliveredAt.toISOString()]], 'only the valid receipt counted');
+});
+
+test('provider selection is validated once at start', () => {
+  assert.throws(
+    () => readProviderSettings({ NOTIFY_EMAIL_PROVIDER: 'carrier-pigeon' }),
+    /NOTIFY_EMAIL_PROVIDER must be one of inbox\|smtp/,
+  );
+  assert.throws(() => readProviderSettings({ NOTIFY_SMS_PROVIDER: 'http' }), /NOTIFY_SMS_URL is required/);
+  assert.throws(() => readProviderSettings({ NOTIFY_SMS_FALLBACK: 'inbox' }), /must differ/);
+  assert.throws(
+    () => readProviderSettings({ NOTIFY_PUSH_PROVIDER: 'webpush', NODE_ENV: 'production' }),
+    /NOTIFY_VAPID_PUBLIC_KEY/,
+  );
+  const settings = readProviderSettings({
+    NOTIFY_EMAIL_PROVIDER: 'smtp',
+    NOTIFY_SMTP_URL: 'smtp://127.0.0.1:2525',
+    NOTIFY_EMAIL_FROM: 'tickets@cinema.test',
+    NOTIFY_EMAIL_FALLBACK: 'inbox',
+    NOTIFY_BREAKER_RESET_MS: '200',
+  });
+  assert.deepEqual(settings.primary, { email: 'smtp', push: 'inbox', sms: 'inbox' });
+  assert.deepEqual(settings.fallback, { email: 'inbox' });
+  assert.equal(settings.breaker.resetTimeoutMs, 200);
+});
+
+test('an ephemeral VAPID pair is generated (with a warning) when none is configured in development', async () => {
+  const warnings: unknown[] = [];
+  const log = { warn: (...args: unknown[]) => void warnings.push(args), info: () => {}, error: () => {} };
+  const senders = createChannelSenders({
+    env: { NOTIFY_PUSH_PROVIDER: 'webpush' },
+    db: h.db,
+    clock: h.clock,
+    metrics: h.metrics,
+    log,
+  });
+  assert.equal(warnings.length, 1);
+  assert.match(JSON.stringify(warnings), /ephemeral VAPID/);
+  assert.deepEqual(senders.push.states(), [{ provider: 'webpush', channel: 'push', state: 'closed' }]);
+  // Browsers subscribe with the same ephemeral key the sender signs with.
+  const logged = (warnings[0] as [{ publicKey: string }])[0].publicKey;
+  assert.equal(readProviderSettings({ NOTIFY_PUSH_PROVIDER: 'webpush' }).webPush?.publicKey, logged);
+  assert.match(logged, /^[A-Za-z0-9_-]{87}$/);
+  // With the inbox for push there is no key to hand out.
+  assert.equal((await h.app.inject({ url: '/api/notifications/push/vapid-public-key' })).statusCode, 404);
+  for (const sender of Object.values(senders)) await sender.close();
+});
+
+test("the module's platform deps can be passed as they are", async () => {
+  const got: string[] = [];
+  const deps = {
+    config: { env: { NOTIFY_INBOX_RECEIPT_DELAY_MS: '1' }, secret: 'a-test-secret-of-some-length' },
+    database: { db: h.db },
+    clock: h.clock,
+    metrics: h.metrics,
+    log: { warn: () => {}, info: () => {}, error: () => {} },
+  } as unknown as PlatformDeps;
+  const senders = createChannelSenders({ ...deps, onReceipt: (id) => void got.push(id) });
+  try {
+    const sent = await senders.sms.send({
+      deliveryId: 'p1:sms',
+      notificationId: 'p1',
+      channel: 'sms',
+      type: 'refund_update',
+      recipient: { userId: '9', phone: '+15005550006' },
+      message: { text: 'Refund 12.00 for BK-7: completed' },
+    });
+    await sleep(50);
+    assert.deepEqual(got, [sent.providerMessageId]);
+  } finally {
+    for (const sender of Object.values(senders)) await sender.close();
+  }
+});

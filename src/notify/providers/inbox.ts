@@ -1,0 +1,124 @@
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Clock } from '../../platform/clock.ts';
+import type { JobDefinition } from '../../platform/jobs/index.ts';
+import type { Channel } from '../api.ts';
+import type { OutboundMessage, Provider, SendResult } from '../ports.ts';
+import type { AnyDb } from '../templates/repository.ts';
+
+export interface InboxRow {
+  id: string;
+  delivery_id: string;
+  notification_id: string;
+  channel: Channel;
+  type: string;
+  user_id: string;
+  address: string | null;
+  subject: string | null;
+  text: string;
+  html: string | null;
+  provider_message_id: string;
+  created_at: Date;
+}
+
+interface Tables {
+  notify_inbox: InboxRow;
+}
+
+export function inboxRepository(anyDb: AnyDb) {
+  const db = anyDb as Kysely<Tables>;
+  return {
+    /** Newest first. */
+    list: (filter: { userId?: string; channel?: Channel; limit?: number } = {}) => {
+      let query = db
+        .selectFrom('notify_inbox')
+        .selectAll()
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(filter.limit ?? 100);
+      if (filter.userId) query = query.where('user_id', '=', filter.userId);
+      if (filter.channel) query = query.where('channel', '=', filter.channel);
+      return query.execute();
+    },
+    get: (id: string) => db.selectFrom('notify_inbox').selectAll().where('id', '=', id).executeTakeFirst(),
+    /** Deletes messages stored before `before`; returns how many. */
+    purge: async (before: Date) =>
+      Number(
+        (await db.deleteFrom('notify_inbox').where('created_at', '<', before).executeTakeFirst())
+          .numDeletedRows,
+      ),
+    /** Stores once per delivery id; a repeat returns the row stored the first time. */
+    store: async (row: InboxRow): Promise<InboxRow> => {
+      const inserted = await db
+        .insertInto('notify_inbox')
+        .values(row)
+        .onConflict((c) => c.column('delivery_id').doNothing())
+        .returningAll()
+        .executeTakeFirst();
+      if (inserted) return inserted;
+      return db
+        .selectFrom('notify_inbox')
+        .selectAll()
+        .where('delivery_id', '=', row.delivery_id)
+        .executeTakeFirstOrThrow();
+    },
+  };
+}
+
+export type InboxRepository = ReturnType<typeof inboxRepository>;
+
+/** The dev inbox keeps a week: enough to look at, and a long-running dev server does not grow forever. */
+export const INBOX_RETENTION_MS = 7 * 24 * 3600_000;
+
+/** A periodic job for the module's `jobs`: hourly, drops inbox messages past the retention. */
+export function inboxPurgeJob(db: AnyDb, retentionMs = INBOX_RETENTION_MS): JobDefinition {
+  const repository = inboxRepository(db);
+  return {
+    name: 'notify.purge_inbox',
+    schedule: '41 * * * *',
+    run: async ({ tickAt }) => {
+      await repository.purge(new Date(tickAt.getTime() - retentionMs));
+    },
+  };
+}
+
+function addressOf(message: OutboundMessage): string | null {
+  const { recipient } = message;
+  if (message.channel === 'email') return recipient.email ?? null;
+  if (message.channel === 'sms') return recipient.phone ?? null;
+  return recipient.pushSubscriptions?.map((s) => s.endpoint).join(' ') || null;
+}
+
+/**
+ * The embedded provider of every channel: it "sends" by storing the rendered message, which the
+ * dev inbox page shows like a mail catcher. `onStored` lets the caller emit a delivery receipt.
+ */
+export function createInboxProvider(
+  channel: Channel,
+  deps: { db: AnyDb; clock: Clock; onStored?: (result: SendResult) => void },
+): Provider {
+  const repository = inboxRepository(deps.db);
+  return {
+    name: 'inbox',
+    channel,
+    async send(message) {
+      const row = await repository.store({
+        id: randomUUID(),
+        delivery_id: message.deliveryId,
+        notification_id: message.notificationId,
+        channel,
+        type: message.type,
+        user_id: message.recipient.userId,
+        address: addressOf(message),
+        subject: message.message.subject ?? null,
+        text: message.message.text,
+        html: message.message.html ?? null,
+        provider_message_id: `inbox-${randomUUID()}`,
+        created_at: deps.clock.now(),
+      });
+      const result = { providerMessageId: row.provider_message_id, provider: 'inbox' };
+      deps.onStored?.(result);
+      return result;
+    },
+  };
+}

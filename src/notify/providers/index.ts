@@ -1,0 +1,177 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Clock } from '../../platform/clock.ts';
+import type { HealthCheck, PlatformDeps } from '../../platform/module.ts';
+import type { Metrics } from '../../platform/observability/metrics.ts';
+import { CHANNELS, type Channel } from '../api.ts';
+import type { ChannelSender, Provider, SendResult } from '../ports.ts';
+import type { AnyDb } from '../templates/repository.ts';
+import { createChannelSender } from './breaker.ts';
+import { createInboxProvider } from './inbox.ts';
+import { type ProviderKind, type ProviderSettings, readProviderSettings } from './settings.ts';
+import { createSmsHttpProvider } from './sms-http.ts';
+import { createSmtpProvider } from './smtp.ts';
+import { createWebPushProvider, type SubscriptionGone } from './webpush.ts';
+
+export { INBOX_RETENTION_MS, type InboxRow, inboxPurgeJob, inboxRepository } from './inbox.ts';
+export { providerMigrations } from './migrations.ts';
+export { receiptRequest, signReceipt } from './receipts.ts';
+export { type ProviderRouteDeps, providerRoutes } from './routes.ts';
+export { readProviderSettings } from './settings.ts';
+
+/** A delivery receipt: the core sets delivered_at of the delivery that got this provider id. */
+export type OnReceipt = (providerMessageId: string, deliveredAt: Date) => void | Promise<void>;
+
+export interface ChannelSendersOptions {
+  /** `config.env`: NOTIFY_* provider variables (README.edge.md lists them). */
+  env: Readonly<Record<string, string | undefined>>;
+  /** `config.secret`: the receipts key derives from it unless NOTIFY_RECEIPT_SECRET is set. */
+  secret?: string;
+  db: AnyDb;
+  clock: Clock;
+  metrics: Metrics;
+  log: Pick<FastifyBaseLogger, 'warn' | 'error' | 'info'>;
+  /** Receipts the dev inbox emits itself (the webhook route takes the others). */
+  onReceipt?: OnReceipt;
+  /** A push service said a subscription is gone (404/410): delete it. */
+  onSubscriptionGone?: SubscriptionGone;
+}
+
+/** The module's platform deps work too: `createChannelSenders({ ...deps, onReceipt, onSubscriptionGone })`. */
+export type PlatformSendersOptions = PlatformDeps &
+  Pick<ChannelSendersOptions, 'onReceipt' | 'onSubscriptionGone'>;
+
+function normalize(options: ChannelSendersOptions | PlatformSendersOptions): ChannelSendersOptions {
+  if (!('config' in options)) return options;
+  return {
+    env: options.config.env,
+    secret: options.config.secret,
+    db: options.database.db,
+    clock: options.clock,
+    metrics: options.metrics,
+    log: options.log,
+    onReceipt: options.onReceipt,
+    onSubscriptionGone: options.onSubscriptionGone,
+  };
+}
+
+/**
+ * One ChannelSender per channel, providers chosen once from config: NOTIFY_{EMAIL,PUSH,SMS}_PROVIDER
+ * (default `inbox`) and an optional NOTIFY_{CHANNEL}_FALLBACK, each behind its own circuit breaker.
+ */
+export function createChannelSenders(
+  given: ChannelSendersOptions | PlatformSendersOptions,
+): Record<Channel, ChannelSender> {
+  const options = normalize(given);
+  const settings = readProviderSettings(options.env, options.secret);
+  const timers = new Set<NodeJS.Timeout>();
+  const build = (channel: Channel, kind: ProviderKind): Provider =>
+    buildProvider(channel, kind, settings, options, timers);
+  const senders = Object.fromEntries(
+    CHANNELS.map((channel) => {
+      const fallbackKind = settings.fallback[channel];
+      const sender = createChannelSender({
+        channel,
+        primary: build(channel, settings.primary[channel]),
+        fallback: fallbackKind ? build(channel, fallbackKind) : undefined,
+        breaker: settings.breaker,
+        metrics: options.metrics,
+        onStateChange: (provider, ch, state) =>
+          options.log[state === 'closed' ? 'info' : 'warn'](
+            { provider, channel: ch, state },
+            'notification provider circuit',
+          ),
+      });
+      return [channel, sender];
+    }),
+  ) as Record<Channel, ChannelSender>;
+  // The inbox's pending receipts go with the first close (the core closes every channel).
+  const closeTimers = () => {
+    for (const timer of timers) clearTimeout(timer);
+    timers.clear();
+  };
+  for (const channel of CHANNELS) {
+    const close = senders[channel].close;
+    senders[channel].close = async () => {
+      closeTimers();
+      await close();
+    };
+  }
+  return senders;
+}
+
+/**
+ * Readiness checks for `/health/ready`: one per channel. An open circuit is `degraded`, not `down`:
+ * the API still accepts and queues, and the worker re-schedules until the probe closes it.
+ */
+export function channelHealth(senders: Record<Channel, ChannelSender>): Record<string, HealthCheck> {
+  return Object.fromEntries(
+    CHANNELS.map((channel) => {
+      const circuits = senders[channel].states();
+      const allClosed = circuits.every((circuit) => circuit.state === 'closed');
+      const check: HealthCheck = {
+        status: allClosed ? 'ok' : 'degraded',
+        circuits: Object.fromEntries(circuits.map((circuit) => [circuit.provider, circuit.state])),
+      };
+      return [`notify_${channel}`, check];
+    }),
+  );
+}
+
+function buildProvider(
+  channel: Channel,
+  kind: ProviderKind,
+  settings: ProviderSettings,
+  options: ChannelSendersOptions,
+  timers: Set<NodeJS.Timeout>,
+): Provider {
+  switch (kind) {
+    case 'smtp':
+      return createSmtpProvider({ ...settings.smtp!, timeoutMs: settings.breaker.timeoutMs });
+    case 'http':
+      return createSmsHttpProvider({ ...settings.sms!, timeoutMs: settings.breaker.timeoutMs });
+    case 'webpush': {
+      const vapid = settings.webPush!;
+      if (vapid.ephemeral) {
+        options.log.warn(
+          { publicKey: vapid.publicKey },
+          'NOTIFY_VAPID_PUBLIC_KEY/PRIVATE_KEY unset: using an ephemeral VAPID pair; push subscriptions break at restart',
+        );
+      }
+      return createWebPushProvider(
+        { ...vapid, timeoutMs: settings.breaker.timeoutMs },
+        options.onSubscriptionGone,
+      );
+    }
+    case 'inbox':
+      return createInboxProvider(channel, {
+        db: options.db,
+        clock: options.clock,
+        onStored: inboxReceipts(settings, options, timers),
+      });
+  }
+}
+
+/** The dev inbox reports delivery a moment later, after the core has recorded the send. */
+function inboxReceipts(
+  settings: ProviderSettings,
+  options: ChannelSendersOptions,
+  timers: Set<NodeJS.Timeout>,
+) {
+  const { onReceipt } = options;
+  if (!onReceipt || settings.inboxReceiptDelayMs === 0) return undefined;
+  return (result: SendResult) => {
+    const timer = setTimeout(async () => {
+      timers.delete(timer);
+      try {
+        await onReceipt(result.providerMessageId, options.clock.now());
+      } catch (error) {
+        options.log.error(
+          { err: error, providerMessageId: result.providerMessageId },
+          'inbox receipt failed',
+        );
+      }
+    }, settings.inboxReceiptDelayMs);
+    timer.unref();
+    timers.add(timer);
+  };
+}

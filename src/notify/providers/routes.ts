@@ -1,0 +1,157 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { Clock } from '../../platform/clock.ts';
+import { platformError } from '../../platform/errors.ts';
+import { CHANNELS, type Channel } from '../api.ts';
+import type { AnyDb } from '../templates/repository.ts';
+import { type InboxRow, inboxRepository } from './inbox.ts';
+import { receiptError, verifyReceipt } from './receipts.ts';
+import { readProviderSettings } from './settings.ts';
+
+export interface ProviderRouteDeps {
+  env: Readonly<Record<string, string | undefined>>;
+  secret?: string;
+  db: AnyDb;
+  clock: Clock;
+  onReceipt(providerMessageId: string, deliveredAt: Date): void | Promise<void>;
+  /** When set, the inbox API needs it in X-Admin-Key (it shows every user's messages). */
+  adminApiKey?: string;
+}
+
+const tags = ['notifications'];
+const PROVIDERS = ['inbox', 'smtp', 'webpush', 'http'];
+const ChannelSchema = Type.Union(CHANNELS.map((channel) => Type.Literal(channel)));
+const InboxMessage = Type.Object({
+  id: Type.String(),
+  delivery_id: Type.String(),
+  notification_id: Type.String(),
+  channel: ChannelSchema,
+  type: Type.String(),
+  user_id: Type.String(),
+  address: Type.Union([Type.String(), Type.Null()]),
+  subject: Type.Union([Type.String(), Type.Null()]),
+  text: Type.String(),
+  html: Type.Union([Type.String(), Type.Null()]),
+  provider_message_id: Type.String(),
+  created_at: Type.String({ format: 'date-time' }),
+});
+const InboxQuery = Type.Object({
+  user: Type.Optional(Type.String({ maxLength: 64 })),
+  channel: Type.Optional(ChannelSchema),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
+});
+
+export const inboxJson = (row: InboxRow) => ({ ...row, created_at: row.created_at.toISOString() });
+
+/** The receipts webhook and the dev inbox's JSON API. */
+export async function providerRoutes(app: FastifyInstance, deps: ProviderRouteDeps): Promise<void> {
+  const settings = readProviderSettings(deps.env, deps.secret);
+  const inbox = inboxRepository(deps.db);
+  const adminOnly = {
+    preHandler: async (request: FastifyRequest) => {
+      if (!deps.adminApiKey) return;
+      const given = request.headers['x-admin-key'];
+      const digest = (value: string) => createHash('sha256').update(value).digest();
+      if (typeof given !== 'string' || !timingSafeEqual(digest(given), digest(deps.adminApiKey))) {
+        throw platformError('unauthorized', 'The dev inbox needs the admin key in the X-Admin-Key header');
+      }
+    },
+  };
+  const security = deps.adminApiKey ? { security: [{ adminKey: [] }] } : {};
+
+  // The signature covers the exact bytes sent: this scope keeps the raw body and parses after verifying.
+  await app.register(async (scope) => {
+    scope.removeContentTypeParser('application/json');
+    scope.addContentTypeParser(
+      'application/json',
+      { parseAs: 'string', bodyLimit: 64 * 1024 },
+      (_r, body, done) => done(null, body),
+    );
+    scope.post<{ Params: { provider: string } }>(
+      '/api/notifications/receipts/:provider',
+      {
+        schema: {
+          tags,
+          summary: 'Delivery receipt from a provider (signed webhook)',
+          description:
+            'Body `{id, type: "message.delivered", data: {provider_message_id, delivered_at?}}`, signed like Standard ' +
+            'Webhooks: webhook-id, webhook-timestamp (Unix seconds, within 5 minutes), webhook-signature ' +
+            '"v1,<base64 HMAC-SHA256 of id.timestamp.body>" keyed with NOTIFY_RECEIPT_SECRET. Bad signature → 401.',
+          params: Type.Object({ provider: Type.String({ maxLength: 20 }) }),
+          response: { 200: Type.Object({ received: Type.Boolean(), applied: Type.Boolean() }) },
+        },
+      },
+      async (request) => {
+        if (!PROVIDERS.includes(request.params.provider)) throw receiptError('unknown_provider');
+        if (typeof request.body !== 'string') {
+          throw platformError('unsupported_media_type', 'Receipts are application/json');
+        }
+        const now = deps.clock.now();
+        const receipt = verifyReceipt(settings.receiptSecret, request.body, request.headers, now);
+        if (receipt.type !== 'message.delivered') return { received: true, applied: false };
+        const at = receipt.data.delivered_at ? new Date(receipt.data.delivered_at) : now;
+        await deps.onReceipt(receipt.data.provider_message_id, at);
+        return { received: true, applied: true };
+      },
+    );
+  });
+
+  app.get(
+    '/api/notifications/push/vapid-public-key',
+    {
+      schema: {
+        tags,
+        summary:
+          "The VAPID public key browsers subscribe with (PushManager.subscribe's applicationServerKey)",
+        description:
+          '404 when push does not go through Web Push (NOTIFY_PUSH_PROVIDER=inbox and no webpush fallback).',
+        response: {
+          200: Type.Object({ public_key: Type.String({ description: 'base64url, uncompressed P-256' }) }),
+        },
+      },
+    },
+    async () => {
+      if (!settings.webPush) throw platformError('not_found', 'Push notifications do not use Web Push here');
+      return { public_key: settings.webPush.publicKey };
+    },
+  );
+
+  app.get(
+    '/api/notifications/inbox',
+    {
+      ...adminOnly,
+      schema: {
+        tags,
+        ...security,
+        summary: 'Dev inbox: messages the embedded providers stored instead of sending (newest first)',
+        querystring: InboxQuery,
+        response: { 200: Type.Object({ messages: Type.Array(InboxMessage) }) },
+      },
+    },
+    async (request) => {
+      const query = request.query as { user?: string; channel?: Channel; limit?: number };
+      const rows = await inbox.list({ userId: query.user, channel: query.channel, limit: query.limit });
+      return { messages: rows.map(inboxJson) };
+    },
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/api/notifications/inbox/:id',
+    {
+      ...adminOnly,
+      schema: {
+        tags,
+        ...security,
+        summary: 'Dev inbox: one message',
+        params: Type.Object({ id: Type.String({ format: 'uuid' }) }),
+        response: { 200: InboxMessage },
+      },
+    },
+    async (request) => {
+      const row = await inbox.get(request.params.id);
+      if (!row) throw platformError('not_found', 'No such message in the dev inbox');
+      return inboxJson(row);
+    },
+  );
+}

@@ -1,0 +1,161 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { SMTPServer } from 'smtp-server';
+import { createEdgeHarness, type EdgeHarness } from '../edge-testing.ts';
+import type { OutboundMessage } from '../ports.ts';
+import { createTemplateRenderer } from '../templates/index.ts';
+import { createSmtpProvider } from './smtp.ts';
+
+/** A real SMTP server on a local port; mailboxes decide the answer (550 bounce, 451 busy). */
+const received: { from: string; to: string[]; raw: string }[] = [];
+let server: SMTPServer;
+let port: number;
+let h: EdgeHarness;
+
+before(async () => {
+  server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    logger: false,
+    onRcptTo(address, _session, callback) {
+      if (address.address.startsWith('bounce@')) {
+        return callback(Object.assign(new Error('5.1.1 No such user'), { responseCode: 550 }));
+      }
+      if (address.address.startsWith('busy@')) {
+        return callback(Object.assign(new Error('4.2.1 Try again later'), { responseCode: 451 }));
+      }
+      callback();
+    },
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('end', () => {
+        received.push({
+          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+          to: session.envelope.rcptTo.map((r) => r.address),
+          raw: Buffer.concat(chunks).toString('utf8'),
+        });
+        callback();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  port = (server.server.address() as { port: number }).port;
+  h = await createEdgeHarness();
+});
+after(async () => {
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await h.close();
+});
+
+/** The leaf parts of a (nested) multipart message by content type, decoded (quoted-printable or base64). */
+function mimeParts(raw: string): Record<string, string> {
+  const boundaries = [...raw.matchAll(/boundary="?([^";\r\n]+)"?/g)].map((match) => match[1]);
+  assert.ok(boundaries.length, raw);
+  const parts: Record<string, string> = {};
+  for (const boundary of boundaries) {
+    const section = raw.split(`--${boundary}--`)[0];
+    for (const chunk of section.split(`--${boundary}\r\n`).slice(1)) {
+      const [head, ...rest] = chunk.split('\r\n\r\n');
+      const type = /content-type:\s*([^;\r\n]+)/i.exec(head)?.[1];
+      if (!type || type.startsWith('multipart/') || parts[type]) continue;
+      const body = rest.join('\r\n\r\n').trim();
+      const encoding = /content-transfer-encoding:\s*(\S+)/i.exec(head)?.[1].toLowerCase();
+      parts[type] =
+        encoding === 'base64'
+          ? Buffer.from(body, 'base64').toString(type.startsWith('text/') ? 'utf8' : 'latin1')
+          : encoding === 'quoted-printable'
+            ? Buffer.from(
+                body
+                  .replace(/=\r\n/g, '')
+                  .replace(/=([0-9A-F]{2})/g, (_m, hex) => String.fromCharCode(Number.parseInt(hex, 16))),
+                'latin1',
+              ).toString('utf8')
+            : body;
+    }
+  }
+  return parts;
+}
+
+const email = (to: string | undefined, message: OutboundMessage['message']): OutboundMessage => ({
+  deliveryId: '0190a1b2-0000-7000-8000-00000000abcd:email',
+  notificationId: '0190a1b2-0000-7000-8000-00000000abcd',
+  channel: 'email',
+  type: 'booking_confirmed',
+  recipient: { userId: '7', email: to },
+  message,
+});
+
+test('delivers the rendered template over SMTP: subject, text and HTML parts, Message-ID from the delivery id', async () => {
+  const renderer = createTemplateRenderer(h.db);
+  const rendered = await renderer.render(
+    'booking_confirmed',
+    'email',
+    {
+      booking_id: 'BK-9',
+      movie_title: 'Dune',
+      theater_name: 'Odeon',
+      show_time: '2026-03-01T19:30:00Z',
+      seats: ['C7'],
+      total_paid: '12.50',
+      qr_code: 'ticket-token-123',
+    },
+    { timeZone: 'Europe/London' },
+  );
+  const provider = createSmtpProvider({
+    url: `smtp://127.0.0.1:${port}`,
+    from: '"Cinema" <tickets@cinema.test>',
+  });
+  try {
+    const result = await provider.send(email('ana@example.test', rendered));
+    assert.deepEqual(result, {
+      providerMessageId: '<0190a1b2-0000-7000-8000-00000000abcd.email@cinema.test>',
+      provider: 'smtp',
+    });
+    assert.equal(received.length, 1);
+    const [mail] = received;
+    assert.equal(mail.from, 'tickets@cinema.test');
+    assert.deepEqual(mail.to, ['ana@example.test']);
+    assert.match(mail.raw, /^Subject: Your tickets for Dune\r$/m);
+    assert.match(mail.raw, /^Message-ID: <0190a1b2-0000-7000-8000-00000000abcd\.email@cinema\.test>\r$/im);
+    const parts = mimeParts(mail.raw);
+    assert.match(parts['text/plain'], /Booking BK-9 is confirmed\./);
+    assert.match(parts['text/plain'], /Sun 1 Mar 2026, 19:30/);
+    assert.match(parts['text/html'], /<h1>Dune<\/h1>/);
+    // The QR data: URL travels as an inline attachment (cid:), which mail clients show.
+    const cid = /src="cid:([^"]+)"/.exec(parts['text/html'])?.[1];
+    assert.ok(cid, parts['text/html']);
+    assert.ok(mail.raw.includes(`Content-ID: <${cid}>`), 'the image part carries that Content-ID');
+    assert.equal(parts['image/png'].slice(1, 4), 'PNG');
+  } finally {
+    await provider.close?.();
+  }
+});
+
+test('5xx is permanent, 4xx and connection errors are transient', async () => {
+  const provider = createSmtpProvider({ url: `smtp://127.0.0.1:${port}`, from: 'tickets@cinema.test' });
+  const message = { subject: 'S', text: 'T' };
+  try {
+    await assert.rejects(provider.send(email('bounce@example.test', message)), {
+      code: 'smtp_550',
+      permanent: true,
+    });
+    await assert.rejects(provider.send(email('busy@example.test', message)), {
+      code: 'smtp_451',
+      permanent: false,
+    });
+    await assert.rejects(provider.send(email(undefined, message)), { code: 'no_address', permanent: true });
+  } finally {
+    await provider.close?.();
+  }
+  const down = createSmtpProvider({
+    url: 'smtp://127.0.0.1:1',
+    from: 'tickets@cinema.test',
+    timeoutMs: 2000,
+  });
+  try {
+    await assert.rejects(down.send(email('ana@example.test', message)), { permanent: false });
+  } finally {
+    await down.close?.();
+  }
+});

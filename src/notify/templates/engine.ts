@@ -1,0 +1,74 @@
+import { type FilterImplOptions, filters, Liquid, type Template } from 'liquidjs';
+
+type FilterHandler = Extract<FilterImplOptions, (...args: never[]) => unknown>;
+
+import QRCode from 'qrcode';
+
+/**
+ * Two LiquidJS engines with the same filters: text parts render values as they are; the HTML
+ * part escapes every output, so a movie title like `<script>` shows up as text in the e-mail.
+ * strictVariables: a missing variable is an error (accept-time `check()` catches it first);
+ * strictFilters: a typo in a filter name fails when the template is saved, not at send time.
+ */
+function createEngine(html: boolean): Liquid {
+  const liquid = new Liquid({
+    strictVariables: true,
+    strictFilters: true,
+    ownPropertyOnly: true,
+    outputEscape: html ? 'escape' : undefined,
+    cache: false,
+  });
+  // `date` in the recipient's time zone: an explicit zone argument still wins.
+  liquid.registerFilter('date', function (value: unknown, format?: string, zone?: string | number) {
+    const timeZone = zone ?? (this.context.globals as { timeZone?: string }).timeZone ?? 'UTC';
+    return (filters.date as FilterHandler).call(this, value, format, timeZone);
+  });
+  // Money arrives as a number with two decimals (or its string); 24 must read 24.00.
+  liquid.registerFilter('money', (value: unknown) => {
+    const amount = typeof value === 'number' ? value : Number(value);
+    return typeof value !== 'boolean' && value !== '' && Number.isFinite(amount) ? amount.toFixed(2) : value;
+  });
+  // A data: URL of the value as a QR code, for an <img src> in the HTML part (the ticket token).
+  liquid.registerFilter('qr', (value: unknown) =>
+    QRCode.toDataURL(String(value), { errorCorrectionLevel: 'M', margin: 1, width: 200 }),
+  );
+  return liquid;
+}
+
+export const textEngine = createEngine(false);
+export const htmlEngine = createEngine(true);
+
+/** Operator-written templates: bound the work one render may do. */
+export const RENDER_LIMITS = { renderLimit: 2000, templateLimit: 10_000, memoryLimit: 10_000_000 };
+
+/** Variables a template expects from `data` (not those it assigns or loops over itself). */
+export function templateVariables(parts: Template[][]): string[] {
+  const names = new Set<string>();
+  for (const part of parts) for (const name of textEngine.globalVariablesSync(part)) names.add(name);
+  return [...names].sort();
+}
+
+/** The user's zone when Intl knows it, else UTC: a stale preference must not make a message unsendable. */
+export function knownTimeZone(timeZone: string | undefined): string {
+  if (!timeZone) return 'UTC';
+  try {
+    new Intl.DateTimeFormat('en', { timeZone });
+    return timeZone;
+  } catch {
+    return 'UTC';
+  }
+}
+
+/** Escapes text and keeps its line breaks: the HTML part of an e-mail that has no html_body. */
+export function textToHtml(text: string): string {
+  const escaped = text
+    .replaceAll('&', '&amp;')
+    .replaceAll('<', '&lt;')
+    .replaceAll('>', '&gt;')
+    .replaceAll('"', '&quot;')
+    .replaceAll("'", '&#39;');
+  return escaped
+    .split(/\n{2,}/)
+    .map((paragraph) => `<p>${paragraph.replaceAll('\n', '<br>\n')}</p>`)
+    .join('\n');
+}

@@ -1,0 +1,133 @@
+import type { Template } from 'liquidjs';
+import { LRUCache } from 'lru-cache';
+import type { Channel } from '../api.ts';
+import type { RenderedMessage, TemplateProblem, TemplateRenderer } from '../ports.ts';
+import {
+  htmlEngine,
+  knownTimeZone,
+  RENDER_LIMITS,
+  templateVariables,
+  textEngine,
+  textToHtml,
+} from './engine.ts';
+import { templateError } from './errors.ts';
+import { candidateIds } from './ids.ts';
+import { type AnyDb, type TemplateRow, templateRepository } from './repository.ts';
+
+interface Parsed {
+  row: TemplateRow;
+  subject: Template[];
+  body: Template[];
+  html?: Template[];
+  variables: string[];
+}
+
+export interface TemplateStore extends TemplateRenderer {
+  /** Drops cached rows (all, or one id and its fallbacks) after a change through the API. */
+  invalidate(id?: string): void;
+}
+
+export interface TemplateRendererOptions {
+  /**
+   * How long a looked-up row is reused. Changes made in this process invalidate at once; other
+   * API processes see them after at most this long (the price of not reading the row per message).
+   */
+  rowTtlMs?: number;
+}
+
+/** Parses the three parts of a template; throws liquid's ParseError for a broken one. */
+export function parseTemplate(row: Pick<TemplateRow, 'subject' | 'body' | 'html_body'>) {
+  const subject = textEngine.parse(row.subject);
+  const body = textEngine.parse(row.body);
+  const html = row.html_body == null ? undefined : htmlEngine.parse(row.html_body);
+  return { subject, body, html, variables: templateVariables([subject, body, ...(html ? [html] : [])]) };
+}
+
+/** Own properties only, as liquid reads them (`ownPropertyOnly`): `constructor` is not in `{}`. */
+export function missingVariables(variables: string[], data: Record<string, unknown>): string[] {
+  return variables.filter((name) => !Object.hasOwn(data, name) || data[name] === undefined);
+}
+
+export function createTemplateRenderer(db: AnyDb, options: TemplateRendererOptions = {}): TemplateStore {
+  const repository = templateRepository(db);
+  // Parsed templates keyed by id and version: an edited template gets a new key, so nothing stale renders.
+  const parsed = new LRUCache<string, Parsed>({ max: 2000 });
+  // Which row answers (type, channel, locale): null caches "no template" too, so unknown types cost no query.
+  const lookups = new LRUCache<string, { row: TemplateRow | null }>({
+    max: 5000,
+    ttl: options.rowTtlMs ?? 5000,
+  });
+
+  async function find(type: string, channel: Channel, locale?: string): Promise<Parsed | undefined> {
+    const candidates = candidateIds(type, channel, locale);
+    const key = candidates.join('|');
+    let hit = lookups.get(key);
+    if (!hit) {
+      const rows = await repository.getMany(candidates);
+      const row = candidates.map((id) => rows.find((r) => r.id === id)).find(Boolean) ?? null;
+      hit = { row };
+      lookups.set(key, hit);
+    }
+    if (!hit.row) return undefined;
+    const version = `${hit.row.id}@${hit.row.updated_at.getTime()}`;
+    let entry = parsed.get(version);
+    if (!entry) {
+      entry = { row: hit.row, ...parseTemplate(hit.row) };
+      parsed.set(version, entry);
+    }
+    return entry;
+  }
+
+  async function render(
+    type: string,
+    channel: Channel,
+    data: Record<string, unknown>,
+    renderOptions: { locale?: string; timeZone?: string } = {},
+  ): Promise<RenderedMessage> {
+    const template = await find(type, channel, renderOptions.locale);
+    if (!template) throw templateError('template_not_found', `No ${channel} template for type "${type}"`);
+    const opts = { ...RENDER_LIMITS, globals: { timeZone: knownTimeZone(renderOptions.timeZone) } };
+    try {
+      const text = String(await textEngine.render(template.body, data, opts));
+      if (channel === 'sms') return { text };
+      const subject = String(await textEngine.render(template.subject, data, opts)).trim();
+      if (channel === 'push') return { subject, text };
+      const html = template.html
+        ? String(await htmlEngine.render(template.html, data, opts))
+        : textToHtml(text);
+      return { subject, text, html };
+    } catch (error) {
+      throw templateError('template_render_failed', {
+        detail: `${template.row.id}: ${(error as Error).message}`,
+        cause: error,
+      });
+    }
+  }
+
+  return {
+    render,
+    async check(type, channels, data, locale) {
+      const problems: TemplateProblem[] = [];
+      for (const channel of channels) {
+        const template = await find(type, channel, locale);
+        if (!template) {
+          problems.push({ channel, reason: 'unknown_type' });
+          continue;
+        }
+        const missing = missingVariables(template.variables, data);
+        if (missing.length) problems.push({ channel, reason: 'missing_variables', missing });
+      }
+      return problems;
+    },
+    types: () => repository.types(),
+    invalidate(id) {
+      // Every lookup key starts with `{type}.{channel}`; a new or deleted `x.email.de` changes what
+      // lookups for `x.email` with a `de…` locale answer, so all of that pair's keys go.
+      const prefix = id?.split('.').slice(0, 2).join('.');
+      if (!prefix) return lookups.clear();
+      for (const key of lookups.keys())
+        if (key.startsWith(`${prefix}.`) || key.startsWith(`${prefix}|`) || key === prefix)
+          lookups.delete(key);
+    },
+  };
+}

@@ -1,0 +1,68 @@
+import type { Kysely } from 'kysely';
+import type { Channel } from '../api.ts';
+
+export interface TemplateRow {
+  id: string;
+  type: string;
+  channel: Channel;
+  locale: string | null;
+  subject: string;
+  body: string;
+  html_body: string | null;
+  updated_at: Date;
+}
+
+interface Tables {
+  notify_templates: TemplateRow;
+}
+
+/** The module's database handle as the core passes it; each repository narrows it to its own tables. */
+// biome-ignore lint/suspicious/noExplicitAny: any table set, narrowed below.
+export type AnyDb = Kysely<any>;
+
+export function templateRepository(anyDb: AnyDb) {
+  const db = anyDb as Kysely<Tables>;
+  return {
+    list: (filter: { type?: string; channel?: string } = {}) => {
+      let query = db.selectFrom('notify_templates').selectAll().orderBy('id');
+      if (filter.type) query = query.where('type', '=', filter.type);
+      if (filter.channel) query = query.where('channel', '=', filter.channel as Channel);
+      return query.execute();
+    },
+    get: (id: string) =>
+      db.selectFrom('notify_templates').selectAll().where('id', '=', id).executeTakeFirst(),
+    getMany: (ids: string[]) =>
+      db.selectFrom('notify_templates').selectAll().where('id', 'in', ids).execute(),
+    types: async () =>
+      (await db.selectFrom('notify_templates').select('type').distinct().orderBy('type').execute()).map(
+        (row) => row.type,
+      ),
+    /** Inserts or replaces; `created` tells which, for 201 vs 200. */
+    upsert: async (row: Omit<TemplateRow, 'updated_at'>, now: Date, onlyIfMissing = false) => {
+      const existed = await db
+        .selectFrom('notify_templates')
+        .select('id')
+        .where('id', '=', row.id)
+        .executeTakeFirst();
+      const insert = db.insertInto('notify_templates').values({ ...row, updated_at: now });
+      const result = await (onlyIfMissing
+        ? insert.onConflict((c) => c.column('id').doNothing())
+        : insert.onConflict((c) =>
+            c.column('id').doUpdateSet({
+              subject: row.subject,
+              body: row.body,
+              html_body: row.html_body,
+              updated_at: now,
+            }),
+          )
+      )
+        .returningAll()
+        .executeTakeFirst();
+      return { row: result, created: !existed && result !== undefined };
+    },
+    remove: async (id: string) =>
+      (await db.deleteFrom('notify_templates').where('id', '=', id).executeTakeFirst()).numDeletedRows > 0n,
+  };
+}
+
+export type TemplateRepository = ReturnType<typeof templateRepository>;

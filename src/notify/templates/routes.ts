@@ -1,0 +1,201 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Static } from 'typebox';
+import type { Clock } from '../../platform/clock.ts';
+import { platformError } from '../../platform/errors.ts';
+import { templateError } from './errors.ts';
+import { parseTemplateId } from './ids.ts';
+import { missingVariables, parseTemplate, type TemplateStore } from './renderer.ts';
+import { type AnyDb, type TemplateRow, templateRepository } from './repository.ts';
+import {
+  PreviewBody,
+  Rendered,
+  Template,
+  TemplateBody,
+  TemplateList,
+  TemplateParams,
+  TemplateQuery,
+  TemplateUpdate,
+} from './schemas.ts';
+
+export interface TemplateRouteDeps {
+  db: AnyDb;
+  renderer: TemplateStore;
+  clock: Clock;
+  /** When set, writes need it in `X-Admin-Key` (templates decide what every user receives). */
+  adminApiKey?: string;
+}
+
+const tags = ['notifications'];
+type Params = Static<typeof TemplateParams>;
+type Parts = Static<typeof TemplateUpdate>;
+
+/** CRUD of /api/templates: a template must parse (422 with liquid's message) before it is stored. */
+export function templateRoutes(app: FastifyInstance, deps: TemplateRouteDeps): void {
+  const repository = templateRepository(deps.db);
+  const admin = deps.adminApiKey ? { security: [{ adminKey: [] }] } : {};
+  const guard = async (request: FastifyRequest) => {
+    if (deps.adminApiKey) requireAdmin(request, deps.adminApiKey);
+  };
+
+  app.get(
+    '/api/templates',
+    {
+      schema: {
+        tags,
+        summary: 'List templates',
+        querystring: TemplateQuery,
+        response: { 200: TemplateList },
+      },
+    },
+    async (request) => {
+      const rows = await repository.list(request.query as Static<typeof TemplateQuery>);
+      return { templates: rows.map(toJson) };
+    },
+  );
+
+  app.get<{ Params: Params }>(
+    '/api/templates/:id',
+    { schema: { tags, summary: 'A template', params: TemplateParams, response: { 200: Template } } },
+    async (request) => toJson(await load(request.params.id)),
+  );
+
+  app.post(
+    '/api/templates',
+    {
+      preHandler: guard,
+      schema: {
+        tags,
+        ...admin,
+        summary: 'Create a template',
+        description:
+          '409 `template_exists` when the id is taken; 422 `template_invalid` when it does not parse.',
+        body: TemplateBody,
+        response: { 201: Template },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body as Static<typeof TemplateBody>;
+      const row = validated(body.id, body);
+      const { row: saved } = await repository.upsert(row, deps.clock.now(), true);
+      if (!saved) throw templateError('template_exists', `Template ${body.id} exists; PUT replaces it`);
+      deps.renderer.invalidate(body.id);
+      return reply.code(201).header('location', `/api/templates/${body.id}`).send(toJson(saved));
+    },
+  );
+
+  app.put<{ Params: Params }>(
+    '/api/templates/:id',
+    {
+      preHandler: guard,
+      schema: {
+        tags,
+        ...admin,
+        summary: 'Create or replace a template',
+        params: TemplateParams,
+        body: TemplateUpdate,
+        response: { 200: Template, 201: Template },
+      },
+    },
+    async (request, reply) => {
+      const row = validated(request.params.id, request.body as Parts);
+      const { row: saved, created } = await repository.upsert(row, deps.clock.now());
+      deps.renderer.invalidate(row.id);
+      return reply.code(created ? 201 : 200).send(toJson(saved!));
+    },
+  );
+
+  app.delete<{ Params: Params }>(
+    '/api/templates/:id',
+    { preHandler: guard, schema: { tags, ...admin, summary: 'Delete a template', params: TemplateParams } },
+    async (request, reply) => {
+      if (!(await repository.remove(request.params.id))) throw notFound(request.params.id);
+      deps.renderer.invalidate(request.params.id);
+      return reply.code(204).send();
+    },
+  );
+
+  app.post<{ Params: Params }>(
+    '/api/templates/:id/preview',
+    {
+      schema: {
+        tags,
+        summary: 'Render a stored template with sample data',
+        description:
+          'What a recipient would get; 422 `template_render_failed` lists the first missing variable.',
+        params: TemplateParams,
+        body: PreviewBody,
+        response: { 200: Rendered },
+      },
+    },
+    async (request) => {
+      const row = await load(request.params.id);
+      const body = request.body as Static<typeof PreviewBody>;
+      const missing = missingVariables(parseTemplate(row).variables, body.data);
+      if (missing.length) {
+        throw templateError('template_render_failed', {
+          detail: `Missing variables: ${missing.join(', ')}`,
+          extras: { missing },
+        });
+      }
+      // The most specific template wins the lookup, and this id exists: render() picks exactly it.
+      const message = await deps.renderer.render(row.type, row.channel, body.data, {
+        locale: row.locale ?? undefined,
+        timeZone: body.time_zone,
+      });
+      return { ...message, missing };
+    },
+  );
+
+  async function load(id: string) {
+    const row = await repository.get(id);
+    if (!row) throw notFound(id);
+    return row;
+  }
+}
+
+const notFound = (id: string) => templateError('template_not_found', `No template ${id}`);
+
+function validated(id: string, parts: Parts): Omit<TemplateRow, 'updated_at'> {
+  const key = parseTemplateId(id);
+  if (!key) throw platformError('validation_failed', `Invalid template id ${id}`);
+  if (parts.channel && parts.channel !== key.channel) {
+    throw templateError(
+      'template_id_mismatch',
+      `Id ${id} is a ${key.channel} template, not ${parts.channel}`,
+    );
+  }
+  const row = {
+    id,
+    type: key.type,
+    channel: key.channel,
+    locale: key.locale ?? null,
+    subject: parts.subject ?? '',
+    body: parts.body,
+    html_body: key.channel === 'email' ? (parts.html_body ?? null) : null,
+  };
+  try {
+    parseTemplate(row);
+  } catch (error) {
+    throw templateError('template_invalid', { detail: (error as Error).message });
+  }
+  return row;
+}
+
+function toJson(row: TemplateRow) {
+  let variables: string[] = [];
+  try {
+    variables = parseTemplate(row).variables;
+  } catch {
+    // A row written before a filter was removed: list it anyway, with no variables.
+  }
+  return { ...row, variables, updated_at: row.updated_at.toISOString() };
+}
+
+function requireAdmin(request: FastifyRequest, adminApiKey: string) {
+  const given = request.headers['x-admin-key'];
+  const digest = (value: string) => createHash('sha256').update(value).digest();
+  if (typeof given !== 'string' || !timingSafeEqual(digest(given), digest(adminApiKey))) {
+    throw platformError('unauthorized', 'Changing templates needs the admin key in the X-Admin-Key header');
+  }
+}

@@ -1,0 +1,251 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { BOOKING_NOTIFICATION_TYPES, CHANNELS } from '../api.ts';
+import { createEdgeHarness, type EdgeHarness } from '../edge-testing.ts';
+import { createTemplateRenderer, type TemplateStore, templateRoutes } from './index.ts';
+
+let h: EdgeHarness;
+let renderer: TemplateStore;
+const admin = { 'x-admin-key': 'test-admin-key' };
+const booking = {
+  booking_id: 'BK-42',
+  movie_title: 'Alien <Romulus>',
+  theater_name: 'Odeon',
+  show_time: '2026-03-01T19:30:00Z',
+  seats: ['C7', 'C8'],
+  total_paid: 24,
+  qr_code: 'v1.eyJiIjoiQkstNDIifQ.sig',
+};
+
+before(async () => {
+  h = await createEdgeHarness();
+  renderer = createTemplateRenderer(h.db);
+  templateRoutes(h.app, { db: h.db, renderer, clock: h.clock, adminApiKey: admin['x-admin-key'] });
+  await h.app.ready();
+});
+after(() => h.close());
+
+describe('default templates', () => {
+  test('every booking type has a template on every channel and needs exactly the variables booking sends', async () => {
+    for (const [type, variables] of Object.entries(BOOKING_NOTIFICATION_TYPES)) {
+      const data = Object.fromEntries(
+        variables.map((name) => [name, booking[name as keyof typeof booking] ?? 'x']),
+      );
+      assert.deepEqual(await renderer.check(type, CHANNELS, data), [], type);
+      const problems = await renderer.check(type, CHANNELS, {});
+      // Every variable booking declares is used by at least one channel.
+      const used = new Set(problems.flatMap((problem) => problem.missing ?? []));
+      assert.deepEqual([...used].sort(), [...variables].sort(), type);
+    }
+    const types = await renderer.types();
+    for (const type of [...Object.keys(BOOKING_NOTIFICATION_TYPES), 'security_alert', 'marketing']) {
+      assert.ok(types.includes(type), type);
+    }
+  });
+
+  test('booking_confirmed e-mail: text alternative, escaped HTML with a QR image, date in the user time zone', async () => {
+    const message = await renderer.render('booking_confirmed', 'email', booking, {
+      timeZone: 'Europe/Berlin',
+    });
+    assert.equal(message.subject, 'Your tickets for Alien <Romulus>');
+    assert.match(message.text, /Booking BK-42 is confirmed/);
+    assert.match(message.text, /Sun 1 Mar 2026, 20:30/); // 19:30 UTC is 20:30 in Berlin
+    assert.match(message.text, /Seats: C7, C8\. Paid: 24\.00/);
+    assert.doesNotMatch(message.text, /data:image/);
+    assert.match(message.html!, /<h1>Alien &lt;Romulus&gt;<\/h1>/);
+    const qr = /src="(data:image\/png;base64,[^"]+)"/.exec(message.html!);
+    assert.ok(qr, message.html);
+    assert.ok(Buffer.from(qr[1].split(',')[1], 'base64').subarray(1, 4).toString() === 'PNG');
+  });
+
+  test('SMS stays within one segment with typical values and has no subject', async () => {
+    const message = await renderer.render('booking_confirmed', 'sms', booking, {
+      timeZone: 'America/New_York',
+    });
+    assert.equal(message.subject, undefined);
+    assert.match(message.text, /Sun 1 Mar 2026, 14:30/);
+    const typical = {
+      ...booking,
+      movie_title: 'Mission: Impossible - Dead Reckoning',
+      theater_name: 'Odeon Leicester Square',
+      seats: ['C7', 'C8', 'C9', 'C10'],
+      hours_before: 3,
+      refund_amount: 48.5,
+      refund_status: 'completed',
+      reason: 'the show was cancelled',
+      event: 'a new sign-in from Chrome on Linux',
+      occurred_at: '2026-01-05T12:00:00Z',
+    };
+    for (const type of [...Object.keys(BOOKING_NOTIFICATION_TYPES), 'security_alert']) {
+      const { text } = await renderer.render(type, 'sms', typical, { timeZone: 'Europe/London' });
+      assert.ok(text.length <= 160, `${type}: ${text.length} characters: ${text}`);
+    }
+  });
+
+  test('a missing variable is reported by check() and fails render()', async () => {
+    const { qr_code: _, ...withoutQr } = booking;
+    assert.deepEqual(await renderer.check('booking_confirmed', ['email', 'sms'], withoutQr), [
+      { channel: 'email', reason: 'missing_variables', missing: ['qr_code'] },
+    ]);
+    assert.deepEqual(await renderer.check('nope', ['push'], {}), [
+      { channel: 'push', reason: 'unknown_type' },
+    ]);
+    await assert.rejects(renderer.render('booking_confirmed', 'email', withoutQr), {
+      code: 'template_render_failed',
+    });
+    await assert.rejects(renderer.render('nope', 'push', {}), { code: 'template_not_found' });
+  });
+});
+
+describe('/api/templates', () => {
+  test('create, read, render with locale fallback, replace (cache invalidated), delete', async () => {
+    const created = await h.app.inject({
+      method: 'POST',
+      url: '/api/templates',
+      headers: admin,
+      payload: { id: 'welcome.push.de', subject: 'Hallo {{ name }}', body: 'Willkommen, {{ name }}!' },
+    });
+    assert.equal(created.statusCode, 201, created.body);
+    assert.equal(created.headers.location, '/api/templates/welcome.push.de');
+    assert.deepEqual(created.json().variables, ['name']);
+    assert.equal(created.json().channel, 'push');
+    assert.equal(created.json().locale, 'de');
+
+    const again = await h.app.inject({
+      method: 'POST',
+      url: '/api/templates',
+      headers: admin,
+      payload: { id: 'welcome.push.de', body: 'x' },
+    });
+    assert.equal(again.statusCode, 409);
+    assert.equal(again.json().code, 'template_exists');
+
+    // de-AT falls back to de; no locale and an unknown one find no base template yet.
+    assert.equal(
+      (await renderer.render('welcome', 'push', { name: 'Ana' }, { locale: 'de-AT' })).text,
+      'Willkommen, Ana!',
+    );
+    assert.deepEqual(await renderer.check('welcome', ['push'], { name: 'A' }, 'fr'), [
+      { channel: 'push', reason: 'unknown_type' },
+    ]);
+    const base = await h.app.inject({
+      method: 'PUT',
+      url: '/api/templates/welcome.push',
+      headers: admin,
+      payload: { subject: 'Hi', body: 'Welcome, {{ name }}!' },
+    });
+    assert.equal(base.statusCode, 201, base.body);
+    assert.equal(
+      (await renderer.render('welcome', 'push', { name: 'Ana' }, { locale: 'fr' })).text,
+      'Welcome, Ana!',
+    );
+
+    h.clock.advance(1000);
+    const replaced = await h.app.inject({
+      method: 'PUT',
+      url: '/api/templates/welcome.push.de',
+      headers: admin,
+      payload: { subject: 'Hallo', body: 'Servus, {{ name }}!' },
+    });
+    assert.equal(replaced.statusCode, 200, replaced.body);
+    assert.equal(
+      (await renderer.render('welcome', 'push', { name: 'Ana' }, { locale: 'de-AT' })).text,
+      'Servus, Ana!',
+    );
+
+    const read = await h.app.inject({ url: '/api/templates/welcome.push.de' });
+    assert.equal(read.json().body, 'Servus, {{ name }}!');
+    const list = await h.app.inject({ url: '/api/templates?type=welcome' });
+    assert.deepEqual(
+      list.json().templates.map((t: { id: string }) => t.id),
+      ['welcome.push', 'welcome.push.de'],
+    );
+
+    assert.equal(
+      (await h.app.inject({ method: 'DELETE', url: '/api/templates/welcome.push.de', headers: admin }))
+        .statusCode,
+      204,
+    );
+    assert.equal(
+      (await renderer.render('welcome', 'push', { name: 'Ana' }, { locale: 'de' })).text,
+      'Welcome, Ana!',
+    );
+    const gone = await h.app.inject({ url: '/api/templates/welcome.push.de' });
+    assert.equal(gone.statusCode, 404);
+    assert.equal(gone.json().code, 'template_not_found');
+    assert.match(gone.headers['content-type'] as string, /problem\+json/);
+  });
+
+  test('a template that does not parse, an unknown filter or a bad id is refused', async () => {
+    const broken = await h.app.inject({
+      method: 'PUT',
+      url: '/api/templates/broken.sms',
+      headers: admin,
+      payload: { body: 'Hello {% if name %}' },
+    });
+    assert.equal(broken.statusCode, 422);
+    assert.equal(broken.json().code, 'template_invalid');
+    assert.match(broken.json().detail, /tag .*if.* not closed/i);
+    const filter = await h.app.inject({
+      method: 'PUT',
+      url: '/api/templates/broken.sms',
+      headers: admin,
+      payload: { body: '{{ name | shout }}' },
+    });
+    assert.equal(filter.statusCode, 422);
+    assert.match(filter.json().detail, /undefined filter: shout/);
+    const badId = await h.app.inject({
+      method: 'PUT',
+      url: '/api/templates/Broken.fax',
+      headers: admin,
+      payload: { body: 'x' },
+    });
+    assert.equal(badId.statusCode, 400);
+    const mismatch = await h.app.inject({
+      method: 'PUT',
+      url: '/api/templates/ok.sms',
+      headers: admin,
+      payload: { channel: 'email', body: 'x' },
+    });
+    assert.equal(mismatch.statusCode, 422);
+    const noKey = await h.app.inject({ method: 'DELETE', url: '/api/templates/booking_confirmed.sms' });
+    assert.equal(noKey.statusCode, 401);
+  });
+
+  test('preview renders a stored template with sample data, or lists what is missing', async () => {
+    const preview = await h.app.inject({
+      method: 'POST',
+      url: '/api/templates/refund_update.sms/preview',
+      payload: { data: { booking_id: 'BK-7', refund_amount: 12, refund_status: 'completed' } },
+    });
+    assert.equal(preview.statusCode, 200, preview.body);
+    assert.deepEqual(preview.json(), { text: 'Refund 12.00 for BK-7: completed', missing: [] });
+    const missing = await h.app.inject({
+      method: 'POST',
+      url: '/api/templates/refund_update.sms/preview',
+      payload: { data: { booking_id: 'BK-7' } },
+    });
+    assert.equal(missing.statusCode, 422);
+    assert.deepEqual(missing.json().missing, ['refund_amount', 'refund_status']);
+    // An unknown zone in a stale preference falls back to UTC rather than failing the send.
+    const alert = await renderer.render(
+      'security_alert',
+      'sms',
+      { event: 'a new sign-in', occurred_at: '2026-01-05T12:00:00Z' },
+      { timeZone: 'Mars/Olympus' },
+    );
+    assert.match(alert.text, /at 12:00/);
+  });
+
+  test('an e-mail without html_body gets the text escaped as HTML paragraphs', async () => {
+    await h.app.inject({
+      method: 'PUT',
+      url: '/api/templates/plain.email',
+      headers: admin,
+      payload: { subject: 'S', body: 'Hi {{ name }},\n\nline one\nline two' },
+    });
+    const message = await renderer.render('plain', 'email', { name: '<b>Bo</b>' });
+    assert.equal(message.text, 'Hi <b>Bo</b>,\n\nline one\nline two');
+    assert.equal(message.html, '<p>Hi &lt;b&gt;Bo&lt;/b&gt;,</p>\n<p>line one<br>\nline two</p>');
+  });
+});
