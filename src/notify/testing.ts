@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { LightMyRequestResponse } from 'fastify';
 import type { TestClock } from '../platform/clock.ts';
 import { createTestApp, type TestApp, uniqueName } from '../platform/testing.ts';
 import { CHANNELS, type Channel } from './api.ts';
@@ -86,7 +87,7 @@ export function recordingSenders(): RecordingSenders {
 export interface NotifyTestApp extends TestApp {
   provider: RecordingSenders;
   admin: Record<string, string>;
-  send(body: Record<string, unknown>, headers?: Record<string, string>): ReturnType<TestApp['app']['inject']>;
+  send(body: Record<string, unknown>, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
   setPreferences(userId: string, body: Record<string, unknown>): Promise<void>;
   /** Runs the outbox sweep (scheduled sends that are due, lost publishes) as the scheduler would. */
   publishDue(): Promise<void>;
