@@ -211,7 +211,7 @@ describe('workers', () => {
       channel_rate_limited: 0,
     });
     await eventually(async () => sentTo(users[0]).length + sentTo(users[1]).length === 2);
-    assert.ok(count('notifications.batch.email', 'acked') >= 2);
+    await eventually(async () => count('notifications.batch.email', 'acked') >= 2);
     const later = await t.app.inject({
       method: 'POST',
       url: '/api/notifications/batch',
