@@ -15,7 +15,7 @@ export interface NotifySettings {
   republishAfterMs: number;
   realtimeConcurrency: number;
   batchConcurrency: number;
-  /** Spec: attempts immediate, +1 min, +5 min, +30 min, +2 h. */
+  /** Spec: attempts immediate, +1 min, +5 min, +30 min, +2 h (NOTIFY_RETRY_DELAYS_MS=60000,300000,... for tests). */
   retryDelaysMs: number[];
 }
 
@@ -30,7 +30,7 @@ export function loadNotifySettings(env: Env): NotifySettings {
     republishAfterMs: int(env, 'NOTIFY_REPUBLISH_AFTER_SECONDS', 30, 1, 3600) * 1000,
     realtimeConcurrency: int(env, 'NOTIFY_WORKER_CONCURRENCY', 32, 1, 1000),
     batchConcurrency: int(env, 'NOTIFY_BATCH_CONCURRENCY', 4, 1, 1000),
-    retryDelaysMs: [60_000, 300_000, 1_800_000, 7_200_000],
+    retryDelaysMs: delays(env, 'NOTIFY_RETRY_DELAYS_MS', [60_000, 300_000, 1_800_000, 7_200_000]),
   };
 }
 
@@ -42,4 +42,14 @@ function int(env: Env, name: string, fallback: number, min: number, max: number)
     throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
   }
   return value;
+}
+
+function delays(env: Env, name: string, fallback: number[]): number[] {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const values = raw.split(',').map((part) => Number(part.trim()));
+  if (values.some((value) => !Number.isInteger(value) || value < 0 || value > 86_400_000)) {
+    throw new ConfigError(`${name} must be comma-separated milliseconds, got "${raw}"`);
+  }
+  return values;
 }

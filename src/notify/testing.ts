@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LightMyRequestResponse } from 'fastify';
-import type { TestClock } from '../platform/clock.ts';
+import { systemClock, type TestClock } from '../platform/clock.ts';
 import { createTestApp, type TestApp, uniqueName } from '../platform/testing.ts';
 import { CHANNELS, type Channel } from './api.ts';
 import { notifyTestDoubles } from './module.ts';
@@ -137,4 +137,17 @@ export async function eventually<T>(
     await sleep(20);
   }
   throw new Error(`condition not met within ${timeoutMs} ms (last: ${JSON.stringify(last)})`);
+}
+
+/** System time behind the TestClock interface, for tests whose workers run in other processes. */
+export function realTimeClock(): TestClock {
+  return {
+    ...systemClock,
+    advance() {
+      throw new Error('a real-time clock does not move');
+    },
+    set() {
+      throw new Error('a real-time clock does not move');
+    },
+  };
 }

@@ -1,0 +1,53 @@
+import { sql } from 'kysely';
+import type { Db } from '../platform/db/index.ts';
+import { CHANNELS, type Channel } from './api.ts';
+import { type ChannelSender, ProviderError } from './ports.ts';
+
+/**
+ * TESTS ONLY: a provider shared by processes through the database, for the multi-process
+ * ordering and crash tests. Every call is logged (`test_provider_calls`); like a real provider
+ * honouring idempotency keys it accepts each `deliveryId` once (`test_provider_log`).
+ */
+export async function createProviderLog(db: Db): Promise<void> {
+  await sql`create table if not exists test_provider_calls (
+    id bigserial primary key, delivery_id text not null, user_id text not null, n int not null, pid int not null)`.execute(
+    db,
+  );
+  await sql`create table if not exists test_provider_log (
+    id bigserial primary key, delivery_id text not null unique, user_id text not null, n int not null,
+    pid int not null, at timestamptz not null default clock_timestamp())`.execute(db);
+}
+
+export function providerLogSenders(
+  database: () => Db,
+  options: { failFirstCallFor?: string; delayMs?: number } = {},
+): Record<Channel, ChannelSender> {
+  const sender = (channel: Channel): ChannelSender => ({
+    async send(message) {
+      const db = database();
+      const userId = message.recipient.userId;
+      const n = Number((message.message.text.match(/"n":(\d+)/) ?? [])[1] ?? -1);
+      const { rows } = await sql<{ calls: number }>`with logged as (
+          insert into test_provider_calls (delivery_id, user_id, n, pid)
+          values (${message.deliveryId}, ${userId}, ${n}, ${process.pid}) returning 1)
+        select count(*)::int + 1 as calls from test_provider_calls where delivery_id = ${message.deliveryId}`.execute(
+        db,
+      );
+      if (options.delayMs) await new Promise((resolve) => setTimeout(resolve, options.delayMs));
+      if (userId === options.failFirstCallFor && rows[0].calls === 1) {
+        throw new ProviderError('timeout', 'the provider timed out', { permanent: false });
+      }
+      await sql`insert into test_provider_log (delivery_id, user_id, n, pid)
+        values (${message.deliveryId}, ${userId}, ${n}, ${process.pid}) on conflict (delivery_id) do nothing`.execute(
+        db,
+      );
+      return { provider: `log-${channel}`, providerMessageId: message.deliveryId };
+    },
+    states: () => [{ provider: `log-${channel}`, channel, state: 'closed' }],
+    close: async () => {},
+  });
+  return Object.fromEntries(CHANNELS.map((channel) => [channel, sender(channel)])) as Record<
+    Channel,
+    ChannelSender
+  >;
+}
