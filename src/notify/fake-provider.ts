@@ -16,15 +16,31 @@ export async function createProviderLog(db: Db): Promise<void> {
   await sql`create table if not exists test_provider_log (
     id bigserial primary key, delivery_id text not null unique, user_id text not null, n int not null,
     pid int not null, at timestamptz not null default clock_timestamp())`.execute(db);
+  await sql`create table if not exists test_provider_gate (open boolean not null)`.execute(db);
+  await sql`insert into test_provider_gate values (false)`.execute(db);
+}
+
+/** Until then every call waits: a test can queue its whole load first and time only the delivery. */
+export async function openProviderGate(db: Db): Promise<void> {
+  await sql`update test_provider_gate set open = true`.execute(db);
 }
 
 export function providerLogSenders(
   database: () => Db,
   options: { failFirstCallFor?: string; delayMs?: number } = {},
 ): Record<Channel, ChannelSender> {
+  let open = false;
+  const gate = async (db: Db) => {
+    while (!open) {
+      const { rows } = await sql<{ open: boolean }>`select open from test_provider_gate`.execute(db);
+      open = rows[0]?.open ?? true;
+      if (!open) await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  };
   const sender = (channel: Channel): ChannelSender => ({
     async send(message) {
       const db = database();
+      await gate(db);
       const userId = message.recipient.userId;
       const n = Number((message.message.text.match(/"n":(\d+)/) ?? [])[1] ?? -1);
       const { rows } = await sql<{ calls: number }>`with logged as (
