@@ -1,5 +1,8 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import type { Db } from '../platform/db/index.ts';
+import { realServices } from '../platform/testing.ts';
 import { CHANNELS, type Channel } from './api.ts';
 import { type ChannelSender, ProviderError } from './ports.ts';
 
@@ -66,4 +69,35 @@ export function providerLogSenders(
     Channel,
     ChannelSender
   >;
+}
+
+/** Starts worker.fixture.ts on the real servers under `namespace`; resolves once it consumes. */
+export async function spawnWorker(
+  namespace: string,
+  extra: Record<string, string> = {},
+): Promise<ChildProcess> {
+  const worker = spawn(process.execPath, ['src/notify/worker.fixture.ts'], {
+    env: {
+      ...process.env,
+      ...extra,
+      DATABASE_URL: realServices.databaseUrl,
+      DATABASE_SCHEMA: namespace,
+      NAMESPACE: namespace,
+      NATS_URL: realServices.natsUrl ?? '',
+      REDIS_URL: realServices.redisUrl ?? '',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  worker.stdout?.on('data', (chunk) => {
+    output += chunk;
+  });
+  worker.stderr?.on('data', (chunk) => {
+    output += chunk;
+  });
+  while (!output.includes('worker ready')) {
+    if (worker.exitCode !== null) throw new Error(`worker exited: ${output}`);
+    await sleep(50);
+  }
+  return worker;
 }

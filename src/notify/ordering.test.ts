@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import type { Db } from '../platform/db/index.ts';
 import { createTestApp, realServices, type TestApp, uniqueName } from '../platform/testing.ts';
 import type { NotifyApi } from './api.ts';
-import { createProviderLog, openProviderGate, providerLogSenders } from './fake-provider.ts';
+import { createProviderLog, openProviderGate, providerLogSenders, spawnWorker } from './fake-provider.ts';
 import { notifyTestDoubles } from './module.ts';
 import { eventually, fakeTemplates, realTimeClock } from './testing.ts';
 
@@ -50,7 +50,7 @@ before(async () => {
     await t.app.platform.startWorkers();
     return;
   }
-  for (let i = 0; i < 2; i++) workers.push(await spawnWorker(namespace, { FAIL_USER: FAILING }));
+  for (let i = 0; i < 2; i++) workers.push(await spawnWorker(namespace, { ...env, FAIL_USER: FAILING }));
   // Let the two members settle their JetStream partition leases before the first message. A lease
   // moving while messages wait in the old owner's pull buffer breaks per-key order for up to
   // ackWait (a platform queue issue, reported in README.md); crash.test.ts covers that case.
@@ -110,35 +110,4 @@ async function logged() {
   const { rows } = await sql<{ user_id: string; n: number; pid: number; at: Date }>`
     select user_id, n, pid, at from test_provider_log order by id`.execute(db);
   return rows;
-}
-
-export async function spawnWorker(
-  namespace: string,
-  extra: Record<string, string> = {},
-): Promise<ChildProcess> {
-  const worker = spawn(process.execPath, ['src/notify/worker.fixture.ts'], {
-    env: {
-      ...process.env,
-      ...env,
-      ...extra,
-      DATABASE_URL: realServices.databaseUrl,
-      DATABASE_SCHEMA: namespace,
-      NAMESPACE: namespace,
-      NATS_URL: realServices.natsUrl ?? '',
-      REDIS_URL: realServices.redisUrl ?? '',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  worker.stdout?.on('data', (chunk) => {
-    output += chunk;
-  });
-  worker.stderr?.on('data', (chunk) => {
-    output += chunk;
-  });
-  while (!output.includes('worker ready')) {
-    if (worker.exitCode !== null) throw new Error(`worker exited: ${output}`);
-    await sleep(50);
-  }
-  return worker;
 }
