@@ -231,6 +231,41 @@ describe('workers', () => {
     assert.equal(bad.statusCode, 422, 'a recipient without the variables refuses the batch');
   });
 
+  test('a publish lost after the commit is published by the sweep; the history pages newest first', async () => {
+    const userId = await user();
+    const queue = t.adapters.queue;
+    const publish = queue.publish.bind(queue);
+    queue.publish = async () => {
+      throw new Error('queue unreachable');
+    };
+    const lost = await send(userId, ['email'], { order_id: 'lost' }).finally(() => {
+      queue.publish = publish;
+    });
+    await t.publishDue();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal((await channelStatus(lost)).status, 'queued', 'not yet: it may still be on its way');
+    t.clock.advance(31_000);
+    await t.publishDue();
+    await eventually(async () => (await channelStatus(lost)).status === 'sent');
+    const later = [await send(userId, ['email']), await send(userId, ['email'])];
+    const page1 = (await t.app.inject(`/api/users/${userId}/notifications?limit=2`)).json();
+    assert.deepEqual(
+      page1.notifications.map((n: { id: string }) => n.id),
+      [later[1], later[0]],
+    );
+    const page2 = (
+      await t.app.inject(
+        `/api/users/${userId}/notifications?limit=2&cursor=${encodeURIComponent(page1.next_cursor)}`,
+      )
+    ).json();
+    assert.deepEqual(
+      page2.notifications.map((n: { id: string }) => n.id),
+      [lost],
+    );
+    assert.equal(page2.next_cursor, null);
+    assert.equal((await t.app.inject(`/api/users/${userId}/notifications?cursor=bogus`)).statusCode, 400);
+  });
+
   test('health shows the breakers; metrics count deliveries by channel and status', async () => {
     const ready = (await t.app.inject('/health/ready')).json();
     assert.ok(JSON.stringify(ready).includes('fake-email'), JSON.stringify(ready));
