@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { createNotifyRepository } from './repository.ts';
 import type { Behaviour } from './testing.ts';
 import { eventually, type NotifyTestApp, notifyTestApp } from './testing.ts';
 
@@ -59,6 +60,15 @@ describe('workers', () => {
     assert.equal(email.deliveryId, `${id}:email`);
     assert.equal(email.recipient.email, `${userId}@example.com`);
     assert.match(email.message.text, /@Europe\/Berlin$/);
+    // A delivery receipt (the providers' webhook calls this) moves `sent` to `delivered`, once.
+    const repo = createNotifyRepository(t.adapters.database.db);
+    const receipt = view.channels.find((c: { channel: string }) => c.channel === 'email');
+    const providerMessageId = (await repo.delivery(id, 'email'))?.provider_message_id ?? '';
+    assert.equal(await repo.markDelivered(receipt.provider, providerMessageId, t.clock.now()), true);
+    assert.equal(await repo.markDelivered(receipt.provider, providerMessageId, t.clock.now()), false);
+    const delivered = await status(id);
+    assert.equal(delivered.channels[1].status, 'delivered');
+    assert.equal(delivered.delivered_at, t.clock.now().toISOString());
     const history = (await t.app.inject(`/api/users/${userId}/notifications?limit=1`)).json();
     assert.equal(history.notifications[0].id, id);
     assert.equal(history.notifications[0].channels.length, 2);

@@ -215,6 +215,19 @@ export function createNotifyRepository(db: Db) {
         where notification_id = ${notificationId}::uuid and channel = ${channel}`.execute(db);
     },
 
+    /**
+     * A provider's delivery receipt (for the receipts webhook): `sent` → `delivered`. Returns
+     * false for an unknown message; a repeated receipt changes nothing.
+     */
+    async markDelivered(provider: string, providerMessageId: string, at: Date): Promise<boolean> {
+      const result = await sql`update notification_deliveries set status = 'delivered', delivered_at = ${at},
+          updated_at = ${at}
+        where provider_message_id = ${providerMessageId} and provider = ${provider} and status in ('sending', 'sent')`.execute(
+        db,
+      );
+      return Number(result.numAffectedRows ?? 0n) > 0;
+    },
+
     /** Counts a provider try on the delivery and logs it; returns the try's number. */
     async recordAttempt(
       notificationId: string,
