@@ -210,6 +210,13 @@ describe('quiet hours', () => {
       critical.channels.map((c: { status: string }) => c.status),
       ['queued', 'queued'],
     );
+    const alert = await t.send({
+      user_id: newYork,
+      type: 'security_alert',
+      channels: ['sms'],
+      data: { message: 'x' },
+    });
+    assert.equal(alert.json().channels[0].status, 'queued', 'security alerts are critical by type');
   });
 });
 

@@ -20,6 +20,8 @@ import type { Lane, NewDelivery, NotifyRepository } from './repository.ts';
 export const USER_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const CLIENT_ID = /^[\x21-\x7e]{1,64}$/;
 const DEDUP_WINDOW_MS = 24 * 3600_000;
+/** Types that always go, whatever the priority says (DESIGN §5: security alerts ignore quiet hours). */
+const CRITICAL_TYPES = new Set(['security_alert']);
 
 export interface AcceptOptions {
   idempotencyKey?: string;
@@ -84,8 +86,8 @@ export function createAccept(deps: {
         results.push({ channel, status: 'rate_limited', retry_after: retryAfter, scheduledFor: null });
         continue;
       }
-      const quiet =
-        channel !== 'email' && request.priority !== 'critical' ? quietUntil(prefs, sendAt ?? now) : null;
+      const critical = request.priority === 'critical' || CRITICAL_TYPES.has(request.type);
+      const quiet = channel !== 'email' && !critical ? quietUntil(prefs, sendAt ?? now) : null;
       const scheduledFor = quiet ?? (sendAt && sendAt > now ? sendAt : null);
       if (scheduledFor) {
         results.push({

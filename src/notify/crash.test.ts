@@ -86,7 +86,22 @@ test('a SIGKILLed worker loses nothing and sends nothing twice', {
   const { rows: repeats } = await sql<{ delivery_id: string; calls: number; first_pid: number }>`
     select delivery_id, count(*)::int as calls, (array_agg(pid order by id))[1] as first_pid
     from test_provider_calls group by delivery_id having count(*) > 1`.execute(db);
-  context.diagnostic(`${atKill} delivered before the kill; ${repeats.length} tried again after it`);
+  const { rows: order } = await sql<{ user_id: string; ns: number[] }>`
+    select user_id, array_agg(n order by id) as ns from test_provider_log group by user_id`.execute(db);
+  const outOfOrder = order.filter((row) => row.ns.some((n, i) => i > 0 && n < row.ns[i - 1])).length;
+  context.diagnostic(
+    `${atKill} delivered before the kill; ${repeats.length} tried again after it; ${outOfOrder} users out of order`,
+  );
+  await context.test(
+    'order per user survives the crash',
+    {
+      todo:
+        t.adapters.queue.kind === 'jetstream'
+          ? 'platform JetStream queue: a lease move breaks per-key order until ackWait (README, Known issue)'
+          : false,
+    },
+    () => assert.equal(outOfOrder, 0),
+  );
   assert.ok(
     repeats.length <= CONCURRENCY,
     `only messages in flight are tried again: ${JSON.stringify(repeats)}`,
