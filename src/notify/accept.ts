@@ -14,10 +14,9 @@ import { err } from './errors.ts';
 import type { ChannelLimits } from './limits.ts';
 import type { Outbox } from './outbox.ts';
 import type { TemplateRenderer } from './ports.ts';
-import { enabled, quietUntil, toPreferences } from './preferences.ts';
+import { enabled, quietUntil, toPreferences, USER_ID } from './preferences.ts';
 import type { Lane, NewDelivery, NotifyRepository } from './repository.ts';
 
-export const USER_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const CLIENT_ID = /^[\x21-\x7e]{1,64}$/;
 const DEDUP_WINDOW_MS = 24 * 3600_000;
 /** Types that always go, whatever the priority says (DESIGN §5: security alerts ignore quiet hours). */

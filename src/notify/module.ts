@@ -8,7 +8,7 @@ import { createChannelLimits } from './limits.ts';
 import { coreMigrations } from './migrations.ts';
 import { createOutbox, type DeliveryMessage, topicFor } from './outbox.ts';
 import type { ChannelSender, TemplateRenderer } from './ports.ts';
-import { createPreferencesService } from './preferences.ts';
+import { checkContact, createPreferencesService } from './preferences.ts';
 import { createChannelSenders, providerMigrations } from './providers/index.ts';
 import { createNotifyRepository } from './repository.ts';
 import { notifyRoutes } from './routes.ts';
@@ -68,6 +68,7 @@ export const notifyModule: ServiceModule = {
     const api: NotifyApi = {
       send: (request, options) => service.send(request, options),
       async setContact(userId, contact) {
+        checkContact(userId, contact);
         await repo.setContact(userId, contact, clock.now());
       },
     };

@@ -1,4 +1,5 @@
 import type { Clock } from '../platform/clock.ts';
+import { platformError } from '../platform/errors.ts';
 import type { Channel } from './api.ts';
 import { err } from './errors.ts';
 import type { NotifyRepository, PreferencesRow } from './repository.ts';
@@ -28,6 +29,8 @@ export const DEFAULT_PREFERENCES: Preferences = {
   locale: null,
 };
 
+/** Any string id up to 64 characters (booking passes UUIDs; the spec's 64-bit integers fit). */
+export const USER_ID = /^[A-Za-z0-9_-]{1,64}$/;
 export const E164 = /^\+[1-9][0-9]{6,14}$/;
 const HHMM = /^([01][0-9]|2[0-3]):[0-5][0-9]$/;
 
@@ -68,6 +71,18 @@ export function checkPreferences(p: Preferences): void {
       extras: { errors },
     });
   }
+}
+
+/** The in-process `setContact` gets the same checks as the HTTP API. */
+export function checkContact(userId: string, contact: { email?: string; phone?: string }): void {
+  const errors: { field: string; message: string }[] = [];
+  if (!USER_ID.test(userId))
+    errors.push({ field: 'userId', message: 'must be 1-64 characters of A-Z, a-z, 0-9, _ or -' });
+  if (contact.phone !== undefined && !E164.test(contact.phone))
+    errors.push({ field: 'phone', message: 'must be E.164' });
+  if (contact.email !== undefined && !/^[^\s@]{1,64}@[^\s@]{1,253}$/.test(contact.email))
+    errors.push({ field: 'email', message: 'is not an e-mail address' });
+  if (errors.length) throw platformError('validation_failed', { extras: { errors } });
 }
 
 /** Minutes since local midnight in `timeZone`, and the seconds into the current minute. */

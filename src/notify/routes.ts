@@ -7,6 +7,7 @@ import {
   Accepted,
   BatchAccepted,
   BatchBody,
+  DeadLetterQuery,
   DeadLetters,
   History,
   HistoryQuery,
@@ -77,12 +78,12 @@ export function notifyRoutes(
       schema: {
         tags,
         summary: 'Deliveries that failed for good (needs X-Admin-Key)',
-        querystring: HistoryQuery,
+        querystring: DeadLetterQuery,
         response: { 200: DeadLetters },
       },
     },
     async (request) => ({
-      dead_letters: await service.deadLetters((request.query as Static<typeof HistoryQuery>).limit),
+      dead_letters: await service.deadLetters((request.query as Static<typeof DeadLetterQuery>).limit),
     }),
   );
 

@@ -90,6 +90,10 @@ export const HistoryQuery = Type.Object({
   cursor: Type.Optional(Type.String({ maxLength: 100 })),
 });
 
+export const DeadLetterQuery = Type.Object({
+  limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
+});
+
 export const History = Type.Object({
   notifications: Type.Array(Type.Object(NotificationView)),
   next_cursor: Nullable(Type.String()),

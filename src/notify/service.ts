@@ -1,12 +1,13 @@
 import { v7 } from 'uuid';
 import type { Clock } from '../platform/clock.ts';
 import type { Queue } from '../platform/queue/index.ts';
-import { type Accept, USER_ID } from './accept.ts';
+import type { Accept } from './accept.ts';
 import { CHANNELS, type Channel, type NotificationRequest, type Priority } from './api.ts';
 import { err } from './errors.ts';
 import type { ChannelLimits } from './limits.ts';
 import { type DeliveryMessage, topicFor } from './outbox.ts';
 import type { PushSubscription, TemplateRenderer } from './ports.ts';
+import { USER_ID } from './preferences.ts';
 import type { DeliveryRow, NotificationRow, NotifyRepository } from './repository.ts';
 
 const iso = (date: Date | null) => (date ? date.toISOString() : null);
