@@ -31,12 +31,12 @@ export function createDeliveryHandler(deps: {
 
   return async function handle(message: Delivery<DeliveryMessage>): Promise<void> {
     const { notificationId, channel } = message.payload;
-    const delivery = await repo.delivery(notificationId, channel);
-    const notification = await repo.notification(notificationId);
-    if (!delivery || !notification) {
+    const found = await repo.forSend(notificationId, channel);
+    if (!found) {
       log.warn({ notificationId, channel }, 'queue message for an unknown delivery: dropped');
       return;
     }
+    const { delivery, notification } = found;
     if (!OPEN.includes(delivery.status)) return;
     const now = clock.now();
     if (delivery.scheduled_for && delivery.scheduled_for > now) {
@@ -46,7 +46,7 @@ export function createDeliveryHandler(deps: {
       if (fields.status) counter.inc({ channel, status: fields.status });
       return repo.updateDelivery(notificationId, channel, fields, clock.now());
     };
-    const prefs = toPreferences(await repo.preferences(notification.user_id));
+    const prefs = toPreferences(found.prefs);
     await set({ status: 'sending' });
     let provider: string | null = null;
     try {

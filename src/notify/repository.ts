@@ -202,6 +202,32 @@ export function createNotifyRepository(db: Db) {
       return rows[0];
     },
 
+    /** What the worker needs in one round trip: the delivery, its notification and the user's preferences. */
+    async forSend(
+      notificationId: string,
+      channel: Channel,
+    ): Promise<
+      | {
+          delivery: DeliveryRow;
+          notification: Pick<NotificationRow, 'user_id' | 'type' | 'data'>;
+          prefs?: PreferencesRow;
+        }
+      | undefined
+    > {
+      const { rows } = await sql<
+        DeliveryRow & { type: string; data: Record<string, unknown>; prefs: PreferencesRow | null }
+      >`select d.*, n.type, n.data, (select to_jsonb(p) - 'updated_at' from (
+            select user_id, push_enabled, sms_enabled, email_enabled, quiet_hours_start::text as quiet_hours_start,
+              quiet_hours_end::text as quiet_hours_end, timezone, email, phone, locale
+            from notify_preferences where user_id = d.user_id) p) as prefs
+        from notification_deliveries d join notifications n on n.id = d.notification_id
+        where d.notification_id = ${notificationId}::uuid and d.channel = ${channel}`.execute(db);
+      const row = rows[0];
+      if (!row) return undefined;
+      const { type, data, prefs, ...delivery } = row;
+      return { delivery, notification: { user_id: delivery.user_id, type, data }, prefs: prefs ?? undefined };
+    },
+
     async updateDelivery(
       notificationId: string,
       channel: Channel,
