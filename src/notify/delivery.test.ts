@@ -233,6 +233,10 @@ describe('workers', () => {
       },
     });
     assert.equal(later.json().counts.scheduled, 1);
+    const beforeDue = sentTo(users[0]).length;
+    t.clock.advance(3600_000);
+    await t.publishDue();
+    await eventually(async () => sentTo(users[0]).length === beforeDue + 1);
     const bad = await t.app.inject({
       method: 'POST',
       url: '/api/notifications/batch',
