@@ -1,4 +1,5 @@
 import { bookingModule } from './booking/module.ts';
+import { notifyModule } from './notify/module.ts';
 import { parkingModule } from './parking/module.ts';
 import { pasteModule } from './paste/module.ts';
 import { paymentsModule } from './payments/module.ts';
@@ -33,7 +34,7 @@ export const SERVICE_LINKS: { name: ServiceName; title: string; href: string; de
   },
 ];
 
-const REGISTRY: ServiceModule[] = [paymentsModule, pasteModule, parkingModule, bookingModule];
+const REGISTRY: ServiceModule[] = [paymentsModule, pasteModule, parkingModule, notifyModule, bookingModule];
 
 /** Every module a set of services (or internal modules, e.g. 'payments' in its tests) needs, dependencies first. */
 export function modulesFor(services: readonly ServiceModule['name'][]): ServiceModule[] {

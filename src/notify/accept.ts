@@ -1,0 +1,218 @@
+import { createHash } from 'node:crypto';
+import { v7 } from 'uuid';
+import type { Clock } from '../platform/clock.ts';
+import { platformError } from '../platform/errors.ts';
+import {
+  CHANNELS,
+  type Channel,
+  type ChannelOutcome,
+  type NotificationAccepted,
+  type NotificationRequest,
+  type Priority,
+} from './api.ts';
+import { err } from './errors.ts';
+import type { ChannelLimits } from './limits.ts';
+import type { Outbox } from './outbox.ts';
+import type { TemplateRenderer } from './ports.ts';
+import { enabled, quietUntil, toPreferences, USER_ID } from './preferences.ts';
+import type { Lane, NewDelivery, NotifyRepository } from './repository.ts';
+
+const CLIENT_ID = /^[\x21-\x7e]{1,64}$/;
+const DEDUP_WINDOW_MS = 24 * 3600_000;
+/** Types that always go, whatever the priority says (DESIGN §5: security alerts ignore quiet hours). */
+const CRITICAL_TYPES = new Set(['security_alert']);
+
+export interface AcceptOptions {
+  idempotencyKey?: string;
+  lane?: Lane;
+  batchId?: string;
+}
+
+type ChannelResult = NotificationAccepted['channels'][number];
+
+/**
+ * The accept use case, shared by `POST /api/notifications`, the batch lane and the in-process
+ * `NotifyApi.send`: validate, check templates, apply preferences, quiet hours and limits, store,
+ * queue. A refused request (400, 422, 429) stores nothing and spends no quota.
+ */
+export function createAccept(deps: {
+  repo: NotifyRepository;
+  templates: TemplateRenderer;
+  limits: ChannelLimits;
+  outbox: Outbox;
+  clock: Clock;
+}) {
+  const { repo, templates, limits, outbox, clock } = deps;
+
+  async function checkTemplates(type: string, channels: Channel[], data: Record<string, unknown>) {
+    const problems = await templates.check(type, channels, data);
+    if (problems.length === 0) return;
+    const unknown = problems.filter((p) => p.reason === 'unknown_type');
+    if (unknown.length > 0) {
+      throw err('unknown_type', {
+        detail: `No template for type "${type}" on ${unknown.map((p) => p.channel).join(', ')}`,
+        extras: { type, channels: unknown.map((p) => p.channel) },
+      });
+    }
+    const missing = [...new Set(problems.flatMap((p) => p.missing ?? []))];
+    throw err('missing_variables', {
+      detail: `data lacks ${missing.join(', ')}`,
+      extras: { missing, channels: problems.map((p) => ({ channel: p.channel, missing: p.missing ?? [] })) },
+    });
+  }
+
+  async function channelOutcomes(request: Validated, now: Date) {
+    const prefs = toPreferences(await repo.preferences(request.user_id));
+    const subscriptions = request.channels.includes('push') ? await repo.subscriptions(request.user_id) : [];
+    const sendAt = request.send_at ? new Date(request.send_at) : undefined;
+    const results: (ChannelResult & { scheduledFor: Date | null })[] = [];
+    for (const channel of request.channels) {
+      const skipped = (reason: string) =>
+        results.push({ channel, status: 'skipped', reason, scheduledFor: null });
+      if (!enabled(prefs, channel)) {
+        skipped('channel_disabled');
+        continue;
+      }
+      const address =
+        channel === 'email' ? prefs.email : channel === 'sms' ? prefs.phone : subscriptions.length > 0;
+      if (!address) {
+        skipped('no_address');
+        continue;
+      }
+      const decision = await limits.consume(channel, request.user_id);
+      if (!decision.allowed) {
+        const retryAfter = Math.max(1, Math.ceil(decision.resetMs / 1000));
+        results.push({ channel, status: 'rate_limited', retry_after: retryAfter, scheduledFor: null });
+        continue;
+      }
+      const critical = request.priority === 'critical' || CRITICAL_TYPES.has(request.type);
+      const quiet = channel !== 'email' && !critical ? quietUntil(prefs, sendAt ?? now) : null;
+      const scheduledFor = quiet ?? (sendAt && sendAt > now ? sendAt : null);
+      if (scheduledFor) {
+        results.push({
+          channel,
+          status: 'scheduled',
+          reason: quiet ? 'quiet_hours' : 'send_at',
+          scheduledFor,
+        });
+      } else results.push({ channel, status: 'queued', scheduledFor: null });
+    }
+    return results;
+  }
+
+  return async function accept(
+    raw: NotificationRequest,
+    options: AcceptOptions = {},
+  ): Promise<NotificationAccepted> {
+    const request = validate(raw);
+    const lane = options.lane ?? 'realtime';
+    const clientId = request.id ?? options.idempotencyKey;
+    const hash = requestHash(request);
+    const now = clock.now();
+    if (clientId) {
+      const earlier = await repo.byClientId(request.user_id, clientId);
+      if (earlier && now.getTime() - earlier.created_at.getTime() < DEDUP_WINDOW_MS) {
+        if (earlier.request_hash !== hash) throw err('idempotency_key_reused');
+        return earlier.accepted;
+      }
+      if (earlier) await repo.releaseClientId(earlier.id);
+    }
+    await checkTemplates(request.type, request.channels, request.data);
+    const outcomes = await channelOutcomes(request, now);
+    const spent = outcomes.filter((o) => o.status === 'queued' || o.status === 'scheduled');
+    const id = v7();
+    const channels = outcomes.map(({ scheduledFor: _, ...result }) => result);
+    if (spent.length === 0 && outcomes.some((o) => o.status === 'rate_limited')) {
+      return { id, status: 'rate_limited', channels };
+    }
+    const accepted: NotificationAccepted = { id, status: 'accepted', channels };
+    const deliveries: NewDelivery[] = outcomes.map((o) => ({
+      channel: o.channel,
+      status: o.status as ChannelOutcome,
+      reason: o.status === 'rate_limited' ? `retry_after=${o.retry_after}` : (o.reason ?? null),
+      scheduled_for: o.scheduledFor,
+    }));
+    try {
+      await repo.insert(
+        {
+          id,
+          user_id: request.user_id,
+          client_id: clientId ?? null,
+          request_hash: hash,
+          type: request.type,
+          priority: request.priority,
+          lane,
+          batch_id: options.batchId ?? null,
+          data: request.data,
+          accepted,
+          created_at: now,
+        },
+        deliveries,
+      );
+    } catch (error) {
+      for (const o of spent) await limits.refund(o.channel, request.user_id).catch(() => {});
+      // The same id accepted concurrently by another request: answer as a replay.
+      const winner = clientId ? await repo.byClientId(request.user_id, clientId) : undefined;
+      if (!winner) throw error;
+      if (winner.request_hash !== hash) throw err('idempotency_key_reused');
+      return winner.accepted;
+    }
+    await outbox.publishNow(
+      outcomes
+        .filter((o) => o.status === 'queued')
+        .map((o) => ({ notificationId: id, channel: o.channel, userId: request.user_id, lane })),
+    );
+    return accepted;
+  };
+}
+
+export type Accept = ReturnType<typeof createAccept>;
+
+type Validated = NotificationRequest & { priority: Priority };
+
+/** The HTTP schema checks the same; this guards the in-process API. */
+function validate(request: NotificationRequest): Validated {
+  const errors: { field: string; message: string }[] = [];
+  if (typeof request.user_id !== 'string' || !USER_ID.test(request.user_id))
+    errors.push({ field: 'user_id', message: 'must be 1-64 characters of A-Z, a-z, 0-9, _ or -' });
+  if (typeof request.type !== 'string' || request.type.length < 1 || request.type.length > 20)
+    errors.push({ field: 'type', message: 'must be 1-20 characters' });
+  if (request.id !== undefined && (typeof request.id !== 'string' || !CLIENT_ID.test(request.id)))
+    errors.push({ field: 'id', message: 'must be 1-64 visible ASCII characters' });
+  if (request.data === null || typeof request.data !== 'object' || Array.isArray(request.data))
+    errors.push({ field: 'data', message: 'must be an object' });
+  if (request.send_at !== undefined && Number.isNaN(Date.parse(request.send_at)))
+    errors.push({ field: 'send_at', message: 'must be an ISO 8601 date-time' });
+  if (!Array.isArray(request.channels) || request.channels.length === 0)
+    errors.push({ field: 'channels', message: 'must list at least one channel' });
+  else if (new Set(request.channels).size !== request.channels.length)
+    errors.push({ field: 'channels', message: 'must not repeat a channel' });
+  if (errors.length) {
+    throw platformError('validation_failed', {
+      detail: errors.map((e) => `${e.field} ${e.message}`).join('; '),
+      extras: { errors },
+    });
+  }
+  const unknown = request.channels.filter((channel) => !CHANNELS.includes(channel));
+  if (unknown.length) {
+    throw err('unknown_channel', {
+      detail: `Unknown channel ${unknown.join(', ')}`,
+      extras: { channels: unknown },
+    });
+  }
+  return { ...request, priority: request.priority ?? 'normal' };
+}
+
+function requestHash(request: Validated): string {
+  const { id: _, ...rest } = request;
+  return createHash('sha256').update(stableJson(rest)).digest('base64url');
+}
+
+function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}

@@ -1,0 +1,20 @@
+import { defineErrors } from '../platform/errors.ts';
+
+/** The notification service's error codes (problem+json `code`), documented in README.md. */
+export const err = defineErrors({
+  unknown_type: { status: 422, title: 'No template exists for this notification type and channel' },
+  unknown_channel: { status: 422, title: 'Unknown channel' },
+  missing_variables: { status: 422, title: 'The data lacks variables the templates use' },
+  idempotency_key_reused: { status: 422, title: 'This notification id was used with a different request' },
+  notifications_rate_limited: {
+    status: 429,
+    title: 'Every requested channel is over its per-user limit',
+  },
+  notification_not_found: { status: 404, title: 'No such notification' },
+  dead_letter_not_found: { status: 404, title: 'No such dead letter' },
+  push_subscription_not_found: { status: 404, title: 'No such push subscription' },
+  admin_only: { status: 401, title: 'This needs the X-Admin-Key header' },
+  invalid_cursor: { status: 400, title: 'The cursor is not one this API gave out' },
+  invalid_batch: { status: 422, title: 'The batch is not valid' },
+  invalid_preferences: { status: 422, title: 'The preferences are not valid' },
+});

@@ -1,0 +1,69 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Clock } from '../platform/clock.ts';
+import type { Queue } from '../platform/queue/index.ts';
+import type { Channel } from './api.ts';
+import type { Lane, NotifyRepository } from './repository.ts';
+
+export interface DeliveryMessage {
+  notificationId: string;
+  channel: Channel;
+}
+
+export const topicFor = (lane: Lane, channel: Channel) =>
+  lane === 'batch' ? `notifications.batch.${channel}` : `notifications.${channel}`;
+
+/**
+ * Getting a stored delivery onto the queue. The queue port cannot join a database transaction
+ * (it may be JetStream), so this is a transactional outbox without a separate table: the
+ * notification and its deliveries commit first with `published_at` null, then the message is
+ * published and `published_at` set. If the process dies in between, `publishDue` (a periodic
+ * job) publishes it again after `republishAfterMs`; the message id `{notificationId}:{channel}`
+ * makes the queue drop a second copy, so nothing is lost and nothing is sent twice.
+ * Scheduled deliveries (quiet hours, `send_at`) are not published before they are due, so they
+ * never hold back the user's later messages on the same ordering key.
+ */
+export function createOutbox(deps: {
+  repo: NotifyRepository;
+  queue: Queue;
+  clock: Clock;
+  log: FastifyBaseLogger;
+  republishAfterMs: number;
+}) {
+  const { repo, queue, clock, log } = deps;
+
+  async function publish(d: { notificationId: string; channel: Channel; userId: string; lane: Lane }) {
+    await queue.publish<DeliveryMessage>(topicFor(d.lane, d.channel), {
+      id: `${d.notificationId}:${d.channel}`,
+      key: d.userId,
+      payload: { notificationId: d.notificationId, channel: d.channel },
+    });
+    await repo.markPublished(d.notificationId, d.channel, clock.now());
+  }
+
+  return {
+    /** Right after the commit; a failure is logged and left to `publishDue`. */
+    async publishNow(deliveries: { notificationId: string; channel: Channel; userId: string; lane: Lane }[]) {
+      for (const d of deliveries) {
+        await publish(d).catch((error) =>
+          log.warn({ err: error, notificationId: d.notificationId }, 'publish failed; the sweep will retry'),
+        );
+      }
+    },
+
+    async publishDue(): Promise<number> {
+      const now = clock.now();
+      const due = await repo.unpublished(now, new Date(now.getTime() - deps.republishAfterMs), 500);
+      for (const d of due) {
+        await publish({
+          notificationId: d.notification_id,
+          channel: d.channel,
+          userId: d.user_id,
+          lane: d.lane,
+        });
+      }
+      return due.length;
+    },
+  };
+}
+
+export type Outbox = ReturnType<typeof createOutbox>;
