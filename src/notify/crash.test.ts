@@ -92,16 +92,9 @@ test('a SIGKILLed worker loses nothing and sends nothing twice', {
   context.diagnostic(
     `${atKill} delivered before the kill; ${repeats.length} tried again after it; ${outOfOrder} users out of order`,
   );
-  await context.test(
-    'order per user survives the crash',
-    {
-      todo:
-        t.adapters.queue.kind === 'jetstream'
-          ? 'platform JetStream queue: a lease move breaks per-key order until ackWait (README, Known issue)'
-          : false,
-    },
-    () => assert.equal(outOfOrder, 0),
-  );
+  // On JetStream this needs the queue's take-over wait (src/platform/queue/jetstream.ts): before
+  // it, 14–20 of 30 users saw a reordering here.
+  assert.equal(outOfOrder, 0, 'order per user survives the crash');
   assert.ok(
     repeats.length <= CONCURRENCY,
     `only messages in flight are tried again: ${JSON.stringify(repeats)}`,
