@@ -51,9 +51,9 @@ before(async () => {
     return;
   }
   for (let i = 0; i < 2; i++) workers.push(await spawnWorker(namespace, { ...env, FAIL_USER: FAILING }));
-  // Let the two members settle their JetStream partition leases before the first message. A lease
-  // moving while messages wait in the old owner's pull buffer breaks per-key order for up to
-  // ackWait (a platform queue issue, reported in README.md); crash.test.ts covers that case.
+  // Let the two members settle their JetStream partition leases before the first message: a lease
+  // that moves while messages wait in the old owner's pull buffer keeps order by pausing that
+  // partition for one ack wait (README.md), which would only slow this test down.
   await sleep(3000);
 });
 after(async () => {
