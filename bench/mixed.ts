@@ -1,12 +1,12 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { createBenchDatabase, freePort, startProcess, stopProcess } from './harness.ts';
 import { runMixed, type Workload } from './mixed-load.ts';
 import { chart, summarise, table } from './mixed-report.ts';
 import { soakReport, startSampler } from './sampler.ts';
 import { admitUsers, auditShow, createHotShow, randomSeats } from './scenarios/booking-hold.ts';
+import { writeBenchLot } from './standalone.ts';
 
 /**
  * `npm run bench -- mixed [--duration=60] [--connections=64]`
@@ -31,26 +31,6 @@ const CARD = { card_number: '4242424242424242', exp_month: 12, exp_year: 2030, c
 /** Answers that are correct decisions, not failures: seats someone else holds (409). */
 const accept = (operation: string, status: number) =>
   (status >= 200 && status < 300) || (operation === 'booking hold' && status === 409);
-
-function lotFile(): string {
-  const path = join(mkdtempSync(join(tmpdir(), 'mixed-lot-')), 'lot.json');
-  const floors = Array.from({ length: 4 }, (_, floor) => ({ floor, spots: { COMPACT: 5000 } }));
-  writeFileSync(
-    path,
-    JSON.stringify({
-      id: 'mixed-lot',
-      name: 'Mixed benchmark lot',
-      timeZone: 'UTC',
-      currency: 'USD',
-      lostTicketFee: 50,
-      pricing: { strategy: 'hourly' },
-      entryPanels: [{ id: 'in' }],
-      exitPanels: [{ id: 'out' }],
-      floors,
-    }),
-  );
-  return path;
-}
 
 function workloads(pastes: string[], show: string, admitted: { user: string; token: string }[]): Workload[] {
   const plate = `M${Date.now().toString(36).slice(-4).toUpperCase()}`;
@@ -122,7 +102,7 @@ async function main() {
 
   const database = await createBenchDatabase(SERVICES.postgres);
   const namespace = `mixed_${Date.now()}`;
-  const lot = lotFile();
+  const lot = writeBenchLot(4, 5000);
   const env = (port: number, role: string) => ({
     PORT: String(port),
     HOST: '127.0.0.1',

@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createBenchDatabase, freePort, startProcess, stopProcess } from './harness.ts';
 
 /** Shared by the benchmarks that drive one app process their own way (sse-10k, holds-10k). */
@@ -48,3 +50,23 @@ export function rssOf(pid: number): number {
 }
 
 export const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+
+/** A parking lot file of `floors` floors of compact spots, so no benchmark entry finds it full. */
+export function writeBenchLot(floors: number, spotsPerFloor: number): string {
+  const path = join(mkdtempSync(join(tmpdir(), 'bench-lot-')), 'lot.json');
+  writeFileSync(
+    path,
+    JSON.stringify({
+      id: 'bench-lot',
+      name: 'Benchmark lot',
+      timeZone: 'UTC',
+      currency: 'USD',
+      lostTicketFee: 50,
+      pricing: { strategy: 'hourly' },
+      entryPanels: [{ id: 'in' }],
+      exitPanels: [{ id: 'out' }],
+      floors: Array.from({ length: floors }, (_, floor) => ({ floor, spots: { COMPACT: spotsPerFloor } })),
+    }),
+  );
+  return path;
+}
