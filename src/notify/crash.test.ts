@@ -92,8 +92,8 @@ test('a SIGKILLed worker loses nothing and sends nothing twice', {
   context.diagnostic(
     `${atKill} delivered before the kill; ${repeats.length} tried again after it; ${outOfOrder} users out of order`,
   );
-  // On JetStream this needs the queue's take-over wait (src/platform/queue/jetstream.ts): before
-  // it, 14–20 of 30 users saw a reordering here.
+  // On JetStream this needs the queue's fresh consumer on take-over (src/platform/queue/jetstream.ts):
+  // before it, 13–20 of 30 users saw a reordering here.
   assert.equal(outOfOrder, 0, 'order per user survives the crash');
   assert.ok(
     repeats.length <= CONCURRENCY,

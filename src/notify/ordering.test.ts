@@ -51,9 +51,8 @@ before(async () => {
     return;
   }
   for (let i = 0; i < 2; i++) workers.push(await spawnWorker(namespace, { ...env, FAIL_USER: FAILING }));
-  // Let the two members settle their JetStream partition leases before the first message: a lease
-  // that moves while messages wait in the old owner's pull buffer keeps order by pausing that
-  // partition for one ack wait (README.md), which would only slow this test down.
+  // Let the two members settle their JetStream partition leases before the first message, so the
+  // test measures steady delivery; a lease moving mid-run is crash.test.ts's case.
   await sleep(3000);
 });
 after(async () => {

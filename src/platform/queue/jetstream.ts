@@ -1,6 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   AckPolicy,
   DeliverPolicy,
@@ -263,36 +262,36 @@ export async function createJetStreamQueue(
         }
       }
 
+      const consumerConfig = {
+        durable_name: durable,
+        filter_subject: subject(topic, p),
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.All,
+        ack_wait: ackWaitMs * NANOS,
+        max_ack_pending: 1000,
+      };
+
       /**
        * Messages a previous owner pulled but never finished (it was SIGKILLed, or let go while they
-       * sat in its pull buffer) come back only when their ack wait runs out; JetStream then serves
-       * them before newer ones. Pulling before that would hand this owner the partition's later
-       * messages first and break per-key order (found by src/notify/crash.test.ts), so a partition
-       * taken over with deliveries outstanding starts after one ack wait.
+       * sat in its pull buffer) would come back when their ack timers run out — in that order, not
+       * the stream's: a message kept alive with `working()` runs out after its later neighbours,
+       * and this owner would meanwhile take newer ones. Either breaks per-key order (found by
+       * src/notify/crash.test.ts). With work-queue retention the stream holds exactly the
+       * unacknowledged messages, so a fresh consumer delivers them again from the first, in
+       * stream order, at once. (Their delivery count starts again at 1.)
        */
-      async function awaitPreviousOwner() {
-        const info = await jsm.consumers.info(streamName(topic), durable);
-        if (info.num_ack_pending === 0) return;
-        await sleep(ackWaitMs, undefined, { signal: abort.signal }).catch(() => {});
+      async function takeOver() {
+        const stream = streamName(topic);
+        const info = await jsm.consumers.info(stream, durable).catch(() => undefined);
+        if (info && info.num_ack_pending === 0) return;
+        if (info) await jsm.consumers.delete(stream, durable).catch(() => {});
+        // Another process may have added it in between; then it is fresh too.
+        await jsm.consumers.add(stream, consumerConfig).catch(() => {});
       }
 
       const loop = (async () => {
         await ensureTopic(topic);
-        try {
-          await jsm.consumers.info(streamName(topic), durable);
-        } catch {
-          await jsm.consumers
-            .add(streamName(topic), {
-              durable_name: durable,
-              filter_subject: subject(topic, p),
-              ack_policy: AckPolicy.Explicit,
-              deliver_policy: DeliverPolicy.All,
-              ack_wait: ackWaitMs * NANOS,
-              max_ack_pending: 1000,
-            })
-            .catch(() => {});
-        }
-        await awaitPreviousOwner();
+        await takeOver();
         const jsConsumer = await js.consumers.get(streamName(topic), durable);
         const messages = await jsConsumer.consume({ max_messages: 256 });
         stopIterator = () => messages.stop();
