@@ -165,6 +165,49 @@ export function createParkingRepository(db: Db) {
     },
 
     /**
+     * `park` for several tickets of one vehicle type and one set of needs, in one statement and
+     * one commit: the first N free fitting spots (same order, same SKIP LOCKED, same re-check as
+     * `park`) go to the tickets in the order given. Returns each ticket's row, or undefined for
+     * those left without a spot (fewer free unlocked spots than tickets). Throws like `park`
+     * (a plate already inside: unique violation), and then nothing of the batch was written.
+     */
+    async parkMany(tickets: NewTicket[]): Promise<(TicketRow | undefined)[]> {
+      const first = tickets[0];
+      const rank = rankColumn(first.vehicleType);
+      const preferNeeded =
+        first.needs.length > 0
+          ? sql`case when spot_type in (${sql.join([...first.needs])}) then 0 else 1 end,`
+          : sql``;
+      const { rows } = await sql<TicketRow>`
+        with wanted as (
+          select * from unnest(${tickets.map((t) => t.id)}::uuid[], ${tickets.map((t) => t.licensePlate)}::text[],
+            ${tickets.map((t) => t.entryTime.toISOString())}::timestamptz[], ${tickets.map((t) => t.entryPanelId)}::text[])
+            with ordinality as w(id, plate, entry_time, panel, n)
+        ), candidate as (
+          select id, row_number() over (order by ${preferNeeded} floor_order, ${rank}, position) as n
+          from (
+            select id, spot_type, floor_order, ${rank}, position from parking_spots
+            where ticket_id is null and ${rank} is not null
+            order by ${preferNeeded} floor_order, ${rank}, position
+            limit ${tickets.length}
+            for update skip locked
+          ) free
+        ), taken as (
+          update parking_spots s set ticket_id = wanted.id, occupied_at = wanted.entry_time
+          from candidate join wanted using (n)
+          where s.id = candidate.id and s.ticket_id is null
+          returning s.id, s.floor, s.spot_type, s.ticket_id
+        )
+        insert into parking_tickets (id, license_plate, vehicle_type, spot_id, floor, spot_type, status, entry_time, entry_panel_id)
+        select wanted.id, wanted.plate, ${first.vehicleType}, taken.id, taken.floor, taken.spot_type, 'ACTIVE',
+               wanted.entry_time, wanted.panel
+        from taken join wanted on wanted.id = taken.ticket_id
+        returning ${TICKET_COLUMNS}`.execute(db);
+      const byId = new Map(rows.map((row) => [row.id, row]));
+      return tickets.map((ticket) => byId.get(ticket.id));
+    },
+
+    /**
      * The naive read-then-write that a lock-free implementation would do; only used by the race
      * test's negative control (PARKING_UNSAFE_NO_ARBITER=1) to show that the test can fail.
      */
