@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import { createGroup } from '../platform/db/group.ts';
 import type { Db } from '../platform/db/index.ts';
 import type { Need, SpotType, VehicleType } from './allocation.ts';
 import type { PaymentStatus } from './payments-port.ts';
@@ -73,6 +74,12 @@ export interface ExitState {
 
 type Executor = Kysely<Record<string, never>>;
 
+/** A payment to record as its ticket's live one, with the exit that asked for it. */
+export interface PaymentLink {
+  payment: PaymentRow;
+  ticket: { exitTime: Date; exitPanelId: string | null };
+}
+
 const TICKET_COLUMNS = sql`parking_tickets.id::text as id, license_plate as "licensePlate",
   vehicle_type as "vehicleType", spot_id as "spotId", floor, spot_type as "spotType", parking_tickets.status,
   entry_time as "entryTime", entry_panel_id as "entryPanelId", exit_time as "exitTime", exit_panel_id as "exitPanelId",
@@ -99,6 +106,46 @@ export function createParkingRepository(db: Db) {
         executor,
       );
     return rows[0] && numbers(rows[0]);
+  }
+
+  /**
+   * Inserts each payment unless the live-payment index (or its id) refuses it (ON CONFLICT covers
+   * every unique index), and links the tickets whose payment went in; in one statement.
+   * Returns, per link, whether its payment was recorded.
+   */
+  async function addPayments(links: PaymentLink[]): Promise<boolean[]> {
+    const column = <T>(pick: (link: PaymentLink) => T) => links.map(pick);
+    const { rows } = await sql<{ id: string }>`
+      with input as (
+        select * from unnest(
+          ${column((l) => l.payment.id)}::text[], ${column((l) => l.payment.ticketId)}::uuid[],
+          ${column((l) => l.payment.kind)}::text[], ${column((l) => String(l.payment.amountMinor))}::bigint[],
+          ${column((l) => l.payment.currency)}::text[], ${column((l) => l.payment.status)}::text[],
+          ${column((l) => l.payment.paymentUrl)}::text[], ${column((l) => l.payment.failureReason)}::text[],
+          ${column((l) => String(l.payment.durationMs))}::bigint[],
+          ${column((l) => l.payment.createdAt.toISOString())}::timestamptz[],
+          ${column((l) => l.payment.updatedAt.toISOString())}::timestamptz[],
+          ${column((l) => l.ticket.exitTime.toISOString())}::timestamptz[],
+          ${column((l) => l.ticket.exitPanelId)}::text[]
+        ) as i(id, ticket_id, kind, amount_minor, currency, status, payment_url, failure_reason, duration_ms,
+               created_at, updated_at, exit_time, exit_panel_id)
+      ), inserted as (
+        insert into parking_payments (id, ticket_id, kind, amount_minor, currency, status, payment_url,
+          failure_reason, duration_ms, created_at, updated_at)
+        select id, ticket_id, kind, amount_minor, currency, status, payment_url, failure_reason, duration_ms,
+          created_at, updated_at
+        from input
+        on conflict do nothing
+        returning id
+      ), linked as (
+        update parking_tickets set exit_time = input.exit_time, exit_panel_id = input.exit_panel_id,
+          current_payment_id = input.id
+        from input join inserted using (id)
+        where parking_tickets.id = input.ticket_id and parking_tickets.status in ('ACTIVE', 'LOST')
+      )
+      select id from inserted`.execute(db);
+    const inserted = new Set(rows.map((row) => row.id));
+    return links.map((link) => inserted.has(link.payment.id));
   }
 
   return {
@@ -284,31 +331,14 @@ export function createParkingRepository(db: Db) {
     /**
      * Records a new payment as the ticket's live one. False when another exit got there first
      * (the unique index on live payments, or the same gateway payment already recorded).
+     * Exits arriving together are recorded in one statement and one commit (see `addPayments`).
      */
-    async addPayment(
-      payment: PaymentRow,
-      ticket: { exitTime: Date; exitPanelId: string | null },
-    ): Promise<boolean> {
-      // One statement: the insert is refused by the live-payment index (ON CONFLICT covers every
-      // unique index) when another exit recorded its payment first; the ticket follows only if it went in.
-      const { rows } = await sql<{ inserted: number }>`
-        with inserted as (
-          insert into parking_payments (id, ticket_id, kind, amount_minor, currency, status, payment_url,
-            failure_reason, duration_ms, created_at, updated_at)
-          values (${payment.id}, ${payment.ticketId}::uuid, ${payment.kind}, ${payment.amountMinor}, ${payment.currency},
-            ${payment.status}, ${payment.paymentUrl}, ${payment.failureReason}, ${payment.durationMs},
-            ${payment.createdAt}, ${payment.updatedAt})
-          on conflict do nothing
-          returning id
-        ), linked as (
-          update parking_tickets set exit_time = ${ticket.exitTime}, exit_panel_id = ${ticket.exitPanelId},
-            current_payment_id = ${payment.id}
-          where id = ${payment.ticketId}::uuid and status in ('ACTIVE', 'LOST') and exists (select 1 from inserted)
-        )
-        select count(*)::int as inserted from inserted`.execute(db);
-      return rows[0].inserted > 0;
-    },
-
+    addPayment: createGroup<PaymentLink, boolean>({
+      one: async (link) => (await addPayments([link]))[0],
+      many: addPayments,
+      // One ticket at most once per batch, so the live-payment index decides between its exits as before.
+      key: (link) => link.payment.ticketId,
+    }),
     /**
      * A completed payment: ticket PAID and its spot freed, in one transaction. The spot is freed
      * only if it still holds this ticket, so a late duplicate can never evict the next vehicle.
