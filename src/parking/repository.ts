@@ -108,6 +108,21 @@ export function createParkingRepository(db: Db) {
     return rows[0] && numbers(rows[0]);
   }
 
+  async function exitStates(ticketIds: string[]): Promise<(ExitState | undefined)[]> {
+    const { rows } = await sql<TicketRow & Record<string, unknown>>`
+      select ${TICKET_COLUMNS},
+        (select count(*)::int from parking_payments c where c.ticket_id = parking_tickets.id) as "attempts",
+        p.id as "p_id", p.kind as "p_kind", p.amount_minor as "p_amountMinor", p.currency as "p_currency",
+        p.status as "p_status", p.payment_url as "p_paymentUrl", p.failure_reason as "p_failureReason",
+        p.duration_ms as "p_durationMs", p.created_at as "p_createdAt", p.updated_at as "p_updatedAt"
+      from parking_tickets left join parking_payments p on p.id = parking_tickets.current_payment_id
+      where parking_tickets.id = any(${ticketIds}::uuid[])`.execute(db);
+    // PostgreSQL reads a uuid in several spellings (case, braces, dashes); match on the digits.
+    const digits = (id: string) => id.toLowerCase().replace(/[^0-9a-f]/g, '');
+    const states = new Map(rows.map((row) => [digits(row.id), exitStateOf(row)]));
+    return ticketIds.map((id) => states.get(digits(id)));
+  }
+
   /**
    * Inserts each payment unless the live-payment index (or its id) refuses it (ON CONFLICT covers
    * every unique index), and links the tickets whose payment went in; in one statement.
@@ -295,38 +310,14 @@ export function createParkingRepository(db: Db) {
       return rows.map(numbers);
     },
 
-    /** A ticket, its current (latest) payment and how many payments it has had, in one round trip. */
-    async exitState(ticketId: string): Promise<ExitState | undefined> {
-      const { rows } = await sql<TicketRow & Record<string, unknown>>`
-        select ${TICKET_COLUMNS},
-          (select count(*)::int from parking_payments c where c.ticket_id = parking_tickets.id) as "attempts",
-          p.id as "p_id", p.kind as "p_kind", p.amount_minor as "p_amountMinor", p.currency as "p_currency",
-          p.status as "p_status", p.payment_url as "p_paymentUrl", p.failure_reason as "p_failureReason",
-          p.duration_ms as "p_durationMs", p.created_at as "p_createdAt", p.updated_at as "p_updatedAt"
-        from parking_tickets left join parking_payments p on p.id = parking_tickets.current_payment_id
-        where parking_tickets.id = ${ticketId}::uuid`.execute(db);
-      const row = rows[0];
-      if (!row) return undefined;
-      const ticket = Object.fromEntries(
-        Object.entries(row).filter(([key]) => !key.startsWith('p_') && key !== 'attempts'),
-      ) as unknown as TicketRow;
-      const current: PaymentRow | undefined = row.p_id
-        ? numbers({
-            id: row.p_id as string,
-            ticketId: ticket.id,
-            kind: row.p_kind as PaymentKind,
-            amountMinor: row.p_amountMinor as number,
-            currency: row.p_currency as string,
-            status: row.p_status as PaymentStatus,
-            paymentUrl: row.p_paymentUrl as string,
-            failureReason: row.p_failureReason as string | null,
-            durationMs: row.p_durationMs as number,
-            createdAt: row.p_createdAt as Date,
-            updatedAt: row.p_updatedAt as Date,
-          })
-        : undefined;
-      return { ticket, current, attempts: row.attempts as number };
-    },
+    /**
+     * A ticket, its current (latest) payment and how many payments it has had, in one round trip.
+     * Reads arriving together share one query (as the exits' writes share a commit).
+     */
+    exitState: createGroup<string, ExitState | undefined>({
+      one: async (ticketId) => (await exitStates([ticketId]))[0],
+      many: exitStates,
+    }),
 
     /**
      * Records a new payment as the ticket's live one. False when another exit got there first
@@ -404,4 +395,26 @@ export type ParkingRepository = ReturnType<typeof createParkingRepository>;
 /** bigint columns arrive as BigInt (platform setting); amounts and durations fit a number. */
 function numbers(row: PaymentRow): PaymentRow {
   return { ...row, amountMinor: Number(row.amountMinor), durationMs: Number(row.durationMs) };
+}
+
+function exitStateOf(row: TicketRow & Record<string, unknown>): ExitState {
+  const ticket = Object.fromEntries(
+    Object.entries(row).filter(([key]) => !key.startsWith('p_') && key !== 'attempts'),
+  ) as unknown as TicketRow;
+  const current: PaymentRow | undefined = row.p_id
+    ? numbers({
+        id: row.p_id as string,
+        ticketId: ticket.id,
+        kind: row.p_kind as PaymentKind,
+        amountMinor: row.p_amountMinor as number,
+        currency: row.p_currency as string,
+        status: row.p_status as PaymentStatus,
+        paymentUrl: row.p_paymentUrl as string,
+        failureReason: row.p_failureReason as string | null,
+        durationMs: row.p_durationMs as number,
+        createdAt: row.p_createdAt as Date,
+        updatedAt: row.p_updatedAt as Date,
+      })
+    : undefined;
+  return { ticket, current, attempts: row.attempts as number };
 }
