@@ -121,7 +121,8 @@ export function createCheckout(deps: ParkingServiceDeps) {
       createdAt: now,
       updatedAt: now,
     };
-    if (await repository.addPayment(row, { exitTime: now, exitPanelId: panelId })) return row;
+    if (await repository.addPayment({ payment: row, ticket: { exitTime: now, exitPanelId: panelId } }))
+      return row;
     return retry(ticket.id, panelId, tries);
   }
 

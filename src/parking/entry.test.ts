@@ -96,6 +96,54 @@ describe('POST /api/v1/parking/entry', () => {
     assert.equal(wheelchair.json().spotId, 'F1-H01');
   });
 
+  test('concurrent entries (written in batches) get what one-by-one entries get', async () => {
+    // 8 spots fit a car; 11 plates arrive at once, one of them twice (written differently).
+    const plates = ['C0', 'C1', 'C2', 'C3', 'c-3', 'C4', 'C5', 'C6', 'C7', 'C8', 'C9', 'C10'];
+    const responses = await Promise.all(
+      plates.map((licensePlate) => enter({ licensePlate, vehicleType: 'CAR' })),
+    );
+    const parked = responses
+      .filter((response) => response.statusCode === 201)
+      .map((response) => response.json());
+    assert.deepEqual(parked.map((ticket) => ticket.spotId).sort(), [
+      'F1-C01',
+      'F1-E01',
+      'F1-H01',
+      'F1-L01',
+      'F2-C01',
+      'F2-E01',
+      'F2-H01',
+      'F2-L01',
+    ]);
+    const refused = responses
+      .filter((response) => response.statusCode !== 201)
+      .map((response) => response.json().code);
+    assert.equal(refused.length, 4);
+    assert.ok(
+      refused.every((code) => code === 'parking_full' || code === 'vehicle_already_parked'),
+      String(refused),
+    );
+    const c3 = responses.filter((_, i) => plates[i] === 'C3' || plates[i] === 'c-3');
+    assert.ok(c3.filter((response) => response.statusCode === 201).length <= 1);
+    if (c3.some((response) => response.statusCode === 201))
+      assert.ok(refused.includes('vehicle_already_parked'));
+    assert.equal(await tickets(), 8);
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from parking_spots s
+      join parking_tickets t on t.id = s.ticket_id and t.spot_id = s.id`.execute(t.adapters.database.db);
+    assert.equal(rows[0].n, 8, 'every occupied spot holds its own ticket');
+  });
+
+  test('concurrent entries on an empty lot take the first spots in the offering order', async () => {
+    const responses = await Promise.all(
+      ['O1', 'O2', 'O3'].map((licensePlate) => enter({ licensePlate, vehicleType: 'CAR' })),
+    );
+    assert.deepEqual(responses.map((response) => response.json().spotId).sort(), [
+      'F1-C01',
+      'F1-H01',
+      'F1-L01',
+    ]);
+  });
+
   test('409 parking_full issues no ticket and changes nothing', async () => {
     assert.equal((await enter({ licensePlate: 'B1', vehicleType: 'BUS' })).statusCode, 201);
     assert.equal((await enter({ licensePlate: 'B2', vehicleType: 'BUS' })).statusCode, 201);

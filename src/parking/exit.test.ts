@@ -76,6 +76,23 @@ describe('POST /api/v1/parking/exit', () => {
     assert.equal((await payments.listByReference('parking', id)).length, 1);
   });
 
+  test('exits of several tickets at once (recorded in batches): each its own payment; one ticket twice shares one', async () => {
+    const ids = [await parked(), await parked(), await parked(), await parked()];
+    t.clock.advance(121 * 60_000);
+    const responses = await Promise.all([...ids, ids[0]].map((id) => exit(t, id, { panelId: 'out-1' })));
+    for (const response of responses) assert.equal(response.statusCode, 200, response.body);
+    const bodies = responses.map((response) => response.json());
+    assert.equal(bodies[4].paymentId, bodies[0].paymentId, 'the same ticket twice: one payment');
+    assert.equal(new Set(bodies.slice(0, 4).map((body) => body.paymentId)).size, 4);
+    for (const [i, id] of ids.entries()) {
+      assert.equal(bodies[i].amount, bodies[0].amount, 'the same stay, the same fee');
+      const after = await ticket(id);
+      assert.equal(after.payment.paymentId, bodies[i].paymentId);
+      assert.equal(after.exitTime, '2026-01-05T14:01:00.000Z');
+      assert.equal((await payments.listByReference('parking', id)).length, 1);
+    }
+  });
+
   test('an unpaid amount older than the grace period is recomputed; the old payment is withdrawn', async () => {
     const id = await parked();
     const first = (await exit(t, id)).json();

@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import { createGroup } from '../platform/db/group.ts';
 import type { Db } from '../platform/db/index.ts';
 import type { Need, SpotType, VehicleType } from './allocation.ts';
 import type { PaymentStatus } from './payments-port.ts';
@@ -73,6 +74,12 @@ export interface ExitState {
 
 type Executor = Kysely<Record<string, never>>;
 
+/** A payment to record as its ticket's live one, with the exit that asked for it. */
+export interface PaymentLink {
+  payment: PaymentRow;
+  ticket: { exitTime: Date; exitPanelId: string | null };
+}
+
 const TICKET_COLUMNS = sql`parking_tickets.id::text as id, license_plate as "licensePlate",
   vehicle_type as "vehicleType", spot_id as "spotId", floor, spot_type as "spotType", parking_tickets.status,
   entry_time as "entryTime", entry_panel_id as "entryPanelId", exit_time as "exitTime", exit_panel_id as "exitPanelId",
@@ -99,6 +106,61 @@ export function createParkingRepository(db: Db) {
         executor,
       );
     return rows[0] && numbers(rows[0]);
+  }
+
+  async function exitStates(ticketIds: string[]): Promise<(ExitState | undefined)[]> {
+    const { rows } = await sql<TicketRow & Record<string, unknown>>`
+      select ${TICKET_COLUMNS},
+        (select count(*)::int from parking_payments c where c.ticket_id = parking_tickets.id) as "attempts",
+        p.id as "p_id", p.kind as "p_kind", p.amount_minor as "p_amountMinor", p.currency as "p_currency",
+        p.status as "p_status", p.payment_url as "p_paymentUrl", p.failure_reason as "p_failureReason",
+        p.duration_ms as "p_durationMs", p.created_at as "p_createdAt", p.updated_at as "p_updatedAt"
+      from parking_tickets left join parking_payments p on p.id = parking_tickets.current_payment_id
+      where parking_tickets.id = any(${ticketIds}::uuid[])`.execute(db);
+    // PostgreSQL reads a uuid in several spellings (case, braces, dashes); match on the digits.
+    const digits = (id: string) => id.toLowerCase().replace(/[^0-9a-f]/g, '');
+    const states = new Map(rows.map((row) => [digits(row.id), exitStateOf(row)]));
+    return ticketIds.map((id) => states.get(digits(id)));
+  }
+
+  /**
+   * Inserts each payment unless the live-payment index (or its id) refuses it (ON CONFLICT covers
+   * every unique index), and links the tickets whose payment went in; in one statement.
+   * Returns, per link, whether its payment was recorded.
+   */
+  async function addPayments(links: PaymentLink[]): Promise<boolean[]> {
+    const column = <T>(pick: (link: PaymentLink) => T) => links.map(pick);
+    const { rows } = await sql<{ id: string }>`
+      with input as (
+        select * from unnest(
+          ${column((l) => l.payment.id)}::text[], ${column((l) => l.payment.ticketId)}::uuid[],
+          ${column((l) => l.payment.kind)}::text[], ${column((l) => String(l.payment.amountMinor))}::bigint[],
+          ${column((l) => l.payment.currency)}::text[], ${column((l) => l.payment.status)}::text[],
+          ${column((l) => l.payment.paymentUrl)}::text[], ${column((l) => l.payment.failureReason)}::text[],
+          ${column((l) => String(l.payment.durationMs))}::bigint[],
+          ${column((l) => l.payment.createdAt.toISOString())}::timestamptz[],
+          ${column((l) => l.payment.updatedAt.toISOString())}::timestamptz[],
+          ${column((l) => l.ticket.exitTime.toISOString())}::timestamptz[],
+          ${column((l) => l.ticket.exitPanelId)}::text[]
+        ) as i(id, ticket_id, kind, amount_minor, currency, status, payment_url, failure_reason, duration_ms,
+               created_at, updated_at, exit_time, exit_panel_id)
+      ), inserted as (
+        insert into parking_payments (id, ticket_id, kind, amount_minor, currency, status, payment_url,
+          failure_reason, duration_ms, created_at, updated_at)
+        select id, ticket_id, kind, amount_minor, currency, status, payment_url, failure_reason, duration_ms,
+          created_at, updated_at
+        from input
+        on conflict do nothing
+        returning id
+      ), linked as (
+        update parking_tickets set exit_time = input.exit_time, exit_panel_id = input.exit_panel_id,
+          current_payment_id = input.id
+        from input join inserted using (id)
+        where parking_tickets.id = input.ticket_id and parking_tickets.status in ('ACTIVE', 'LOST')
+      )
+      select id from inserted`.execute(db);
+    const inserted = new Set(rows.map((row) => row.id));
+    return links.map((link) => inserted.has(link.payment.id));
   }
 
   return {
@@ -165,6 +227,49 @@ export function createParkingRepository(db: Db) {
     },
 
     /**
+     * `park` for several tickets of one vehicle type and one set of needs, in one statement and
+     * one commit: the first N free fitting spots (same order, same SKIP LOCKED, same re-check as
+     * `park`) go to the tickets in the order given. Returns each ticket's row, or undefined for
+     * those left without a spot (fewer free unlocked spots than tickets). Throws like `park`
+     * (a plate already inside: unique violation), and then nothing of the batch was written.
+     */
+    async parkMany(tickets: NewTicket[]): Promise<(TicketRow | undefined)[]> {
+      const first = tickets[0];
+      const rank = rankColumn(first.vehicleType);
+      const preferNeeded =
+        first.needs.length > 0
+          ? sql`case when spot_type in (${sql.join([...first.needs])}) then 0 else 1 end,`
+          : sql``;
+      const { rows } = await sql<TicketRow>`
+        with wanted as (
+          select * from unnest(${tickets.map((t) => t.id)}::uuid[], ${tickets.map((t) => t.licensePlate)}::text[],
+            ${tickets.map((t) => t.entryTime.toISOString())}::timestamptz[], ${tickets.map((t) => t.entryPanelId)}::text[])
+            with ordinality as w(id, plate, entry_time, panel, n)
+        ), candidate as (
+          select id, row_number() over (order by ${preferNeeded} floor_order, ${rank}, position) as n
+          from (
+            select id, spot_type, floor_order, ${rank}, position from parking_spots
+            where ticket_id is null and ${rank} is not null
+            order by ${preferNeeded} floor_order, ${rank}, position
+            limit ${tickets.length}
+            for update skip locked
+          ) free
+        ), taken as (
+          update parking_spots s set ticket_id = wanted.id, occupied_at = wanted.entry_time
+          from candidate join wanted using (n)
+          where s.id = candidate.id and s.ticket_id is null
+          returning s.id, s.floor, s.spot_type, s.ticket_id
+        )
+        insert into parking_tickets (id, license_plate, vehicle_type, spot_id, floor, spot_type, status, entry_time, entry_panel_id)
+        select wanted.id, wanted.plate, ${first.vehicleType}, taken.id, taken.floor, taken.spot_type, 'ACTIVE',
+               wanted.entry_time, wanted.panel
+        from taken join wanted on wanted.id = taken.ticket_id
+        returning ${TICKET_COLUMNS}`.execute(db);
+      const byId = new Map(rows.map((row) => [row.id, row]));
+      return tickets.map((ticket) => byId.get(ticket.id));
+    },
+
+    /**
      * The naive read-then-write that a lock-free implementation would do; only used by the race
      * test's negative control (PARKING_UNSAFE_NO_ARBITER=1) to show that the test can fail.
      */
@@ -205,67 +310,26 @@ export function createParkingRepository(db: Db) {
       return rows.map(numbers);
     },
 
-    /** A ticket, its current (latest) payment and how many payments it has had, in one round trip. */
-    async exitState(ticketId: string): Promise<ExitState | undefined> {
-      const { rows } = await sql<TicketRow & Record<string, unknown>>`
-        select ${TICKET_COLUMNS},
-          (select count(*)::int from parking_payments c where c.ticket_id = parking_tickets.id) as "attempts",
-          p.id as "p_id", p.kind as "p_kind", p.amount_minor as "p_amountMinor", p.currency as "p_currency",
-          p.status as "p_status", p.payment_url as "p_paymentUrl", p.failure_reason as "p_failureReason",
-          p.duration_ms as "p_durationMs", p.created_at as "p_createdAt", p.updated_at as "p_updatedAt"
-        from parking_tickets left join parking_payments p on p.id = parking_tickets.current_payment_id
-        where parking_tickets.id = ${ticketId}::uuid`.execute(db);
-      const row = rows[0];
-      if (!row) return undefined;
-      const ticket = Object.fromEntries(
-        Object.entries(row).filter(([key]) => !key.startsWith('p_') && key !== 'attempts'),
-      ) as unknown as TicketRow;
-      const current: PaymentRow | undefined = row.p_id
-        ? numbers({
-            id: row.p_id as string,
-            ticketId: ticket.id,
-            kind: row.p_kind as PaymentKind,
-            amountMinor: row.p_amountMinor as number,
-            currency: row.p_currency as string,
-            status: row.p_status as PaymentStatus,
-            paymentUrl: row.p_paymentUrl as string,
-            failureReason: row.p_failureReason as string | null,
-            durationMs: row.p_durationMs as number,
-            createdAt: row.p_createdAt as Date,
-            updatedAt: row.p_updatedAt as Date,
-          })
-        : undefined;
-      return { ticket, current, attempts: row.attempts as number };
-    },
+    /**
+     * A ticket, its current (latest) payment and how many payments it has had, in one round trip.
+     * Reads arriving together share one query (as the exits' writes share a commit).
+     */
+    exitState: createGroup<string, ExitState | undefined>({
+      one: async (ticketId) => (await exitStates([ticketId]))[0],
+      many: exitStates,
+    }),
 
     /**
      * Records a new payment as the ticket's live one. False when another exit got there first
      * (the unique index on live payments, or the same gateway payment already recorded).
+     * Exits arriving together are recorded in one statement and one commit (see `addPayments`).
      */
-    async addPayment(
-      payment: PaymentRow,
-      ticket: { exitTime: Date; exitPanelId: string | null },
-    ): Promise<boolean> {
-      // One statement: the insert is refused by the live-payment index (ON CONFLICT covers every
-      // unique index) when another exit recorded its payment first; the ticket follows only if it went in.
-      const { rows } = await sql<{ inserted: number }>`
-        with inserted as (
-          insert into parking_payments (id, ticket_id, kind, amount_minor, currency, status, payment_url,
-            failure_reason, duration_ms, created_at, updated_at)
-          values (${payment.id}, ${payment.ticketId}::uuid, ${payment.kind}, ${payment.amountMinor}, ${payment.currency},
-            ${payment.status}, ${payment.paymentUrl}, ${payment.failureReason}, ${payment.durationMs},
-            ${payment.createdAt}, ${payment.updatedAt})
-          on conflict do nothing
-          returning id
-        ), linked as (
-          update parking_tickets set exit_time = ${ticket.exitTime}, exit_panel_id = ${ticket.exitPanelId},
-            current_payment_id = ${payment.id}
-          where id = ${payment.ticketId}::uuid and status in ('ACTIVE', 'LOST') and exists (select 1 from inserted)
-        )
-        select count(*)::int as inserted from inserted`.execute(db);
-      return rows[0].inserted > 0;
-    },
-
+    addPayment: createGroup<PaymentLink, boolean>({
+      one: async (link) => (await addPayments([link]))[0],
+      many: addPayments,
+      // One ticket at most once per batch, so the live-payment index decides between its exits as before.
+      key: (link) => link.payment.ticketId,
+    }),
     /**
      * A completed payment: ticket PAID and its spot freed, in one transaction. The spot is freed
      * only if it still holds this ticket, so a late duplicate can never evict the next vehicle.
@@ -331,4 +395,26 @@ export type ParkingRepository = ReturnType<typeof createParkingRepository>;
 /** bigint columns arrive as BigInt (platform setting); amounts and durations fit a number. */
 function numbers(row: PaymentRow): PaymentRow {
   return { ...row, amountMinor: Number(row.amountMinor), durationMs: Number(row.durationMs) };
+}
+
+function exitStateOf(row: TicketRow & Record<string, unknown>): ExitState {
+  const ticket = Object.fromEntries(
+    Object.entries(row).filter(([key]) => !key.startsWith('p_') && key !== 'attempts'),
+  ) as unknown as TicketRow;
+  const current: PaymentRow | undefined = row.p_id
+    ? numbers({
+        id: row.p_id as string,
+        ticketId: ticket.id,
+        kind: row.p_kind as PaymentKind,
+        amountMinor: row.p_amountMinor as number,
+        currency: row.p_currency as string,
+        status: row.p_status as PaymentStatus,
+        paymentUrl: row.p_paymentUrl as string,
+        failureReason: row.p_failureReason as string | null,
+        durationMs: row.p_durationMs as number,
+        createdAt: row.p_createdAt as Date,
+        updatedAt: row.p_updatedAt as Date,
+      })
+    : undefined;
+  return { ticket, current, attempts: row.attempts as number };
 }

@@ -4,6 +4,7 @@ import type { Clock } from '../platform/clock.ts';
 import { type Need, offerRank, unfitNeeds, type VehicleType } from './allocation.ts';
 import { createCheckout } from './checkout.ts';
 import { alreadyParked, isUniqueViolation, panelOrThrow, plateOrThrow } from './checks.ts';
+import { createEntryBatcher } from './entry-batch.ts';
 import { err } from './errors.ts';
 import type { ParkingEvents } from './events.ts';
 import type { LotConfig } from './lot-config.ts';
@@ -32,6 +33,7 @@ export interface EntryRequest {
 export function createParkingService(deps: ParkingServiceDeps) {
   const { repository, lot, clock, events } = deps;
   const checkout = createCheckout(deps);
+  const entries = createEntryBatcher(repository);
 
   /** Spots of the config as rows, each with its offering rank per vehicle type. */
   function spotRows(): SpotRow[] {
@@ -74,7 +76,7 @@ export function createParkingService(deps: ParkingServiceDeps) {
     try {
       parked = deps.unsafeNoArbiter
         ? await repository.parkWithoutArbiter(ticket)
-        : await repository.park(ticket);
+        : await entries.park(ticket);
     } catch (error) {
       if (isUniqueViolation(error, 'parking_tickets_plate_inside')) throw alreadyParked(licensePlate);
       throw error;

@@ -57,7 +57,7 @@ const RESERVED = new Set([
   'booking',
   'payments',
 ]);
-/** Sequence values fetched per round trip; a restart skips at most this many. */
+/** Sequence values fetched per round trip; a restart skips at most one and a half blocks. */
 const ID_BLOCK = 128;
 
 export interface PasteServiceDeps {
@@ -92,21 +92,28 @@ export function createPasteService(deps: PasteServiceDeps) {
   const idBlock: bigint[] = [];
   let refilling: Promise<void> | undefined;
 
+  function refill(): Promise<void> {
+    refilling ??= repository.reserveIds(ID_BLOCK).then(
+      (ids) => {
+        idBlock.push(...ids);
+        refilling = undefined;
+      },
+      (error) => {
+        refilling = undefined;
+        throw error;
+      },
+    );
+    return refilling;
+  }
+
   async function nextSequenceValue(): Promise<bigint> {
-    while (idBlock.length === 0) {
-      refilling ??= repository.reserveIds(ID_BLOCK).then(
-        (ids) => {
-          idBlock.push(...ids);
-          refilling = undefined;
-        },
-        (error) => {
-          refilling = undefined;
-          throw error;
-        },
-      );
-      await refilling;
-    }
-    return idBlock.shift()!;
+    while (idBlock.length === 0) await refill();
+    const id = idBlock.shift()!;
+    // The next block is fetched while half of this one is left: waiting for it stalled every
+    // create for a round trip each 128 pastes (paste-create scenario). A failure here is retried
+    // by the next create that finds the block empty.
+    if (idBlock.length < ID_BLOCK / 2 && !refilling) refill().catch(() => {});
+    return id;
   }
 
   async function nextId(): Promise<{ id: bigint; shortUrl: string }> {

@@ -1,4 +1,5 @@
 import { type ColumnType, type Kysely, sql, type Transaction } from 'kysely';
+import { createGroup } from '../platform/db/group.ts';
 import type { Db } from '../platform/db/index.ts';
 
 /** SQL of the payments module; the rules live in service.ts. */
@@ -88,19 +89,35 @@ const bump = { version: sql<number>`version + 1` } as const;
 export function createPaymentsRepository(database: Db) {
   const db: PaymentsDb = database.withTables<Tables>();
 
+  const insertRows = (rows: NewPayment[]) =>
+    db
+      .insertInto('payments')
+      .values(rows)
+      .onConflict((oc) =>
+        oc.columns(['purpose', 'idempotency_key']).where('idempotency_key', 'is not', null).doNothing(),
+      )
+      .returningAll()
+      .execute();
+
+  /**
+   * Inserts arriving together go in one statement and one commit (group commit: parking exits
+   * create one payment each, and a commit per payment was most of an exit's cost under load —
+   * see bench/README.md, parking-entry). A row its idempotency key already took comes back
+   * undefined, as alone; a batch never holds one key twice, and a failed batch is retried row by row.
+   */
+  const insert = createGroup<NewPayment, PaymentRow | undefined>({
+    one: async (row) => (await insertRows([row]))[0],
+    many: async (rows) => {
+      const inserted = new Map((await insertRows(rows)).map((row) => [row.id, row]));
+      return rows.map((row) => inserted.get(row.id));
+    },
+    key: (row) => (row.idempotency_key === null ? row.id : `${row.purpose}:${row.idempotency_key}`),
+  });
+
   return {
     db,
 
-    async insert(row: NewPayment): Promise<PaymentRow | undefined> {
-      return db
-        .insertInto('payments')
-        .values(row)
-        .onConflict((oc) =>
-          oc.columns(['purpose', 'idempotency_key']).where('idempotency_key', 'is not', null).doNothing(),
-        )
-        .returningAll()
-        .executeTakeFirst();
-    },
+    insert,
 
     async find(id: string, executor: Executor = db): Promise<PaymentRow | undefined> {
       return executor.selectFrom('payments').selectAll().where('id', '=', id).executeTakeFirst();

@@ -1,0 +1,102 @@
+/**
+ * Group commit: calls that arrive while earlier ones are being written wait for them, then go
+ * together in one statement (`many`), so under load the round trips and commits per call fall
+ * with the concurrency, and a lone call still goes at once, alone (`one`).
+ *
+ * Each caller gets what `one` would have given it: when the batch fails (one bad row rolls the
+ * whole statement back), or `many` leaves a call undecided (`retry` says so, e.g. a row the batch
+ * did not get), that call runs through `one` on its own, which decides it exactly as before.
+ */
+export interface GroupOptions<I, O> {
+  /** The single-call path; also the fallback. */
+  one(input: I): Promise<O>;
+  /** Several calls in one statement; results in the order of the inputs. */
+  many(inputs: I[]): Promise<O[]>;
+  /** Calls of one kind may share a batch (default: all). */
+  kind?(input: I): string;
+  /** Calls with the same key never share a batch (e.g. one plate, one ticket). */
+  key?(input: I): string;
+  /** A batch result that `one` must decide instead (default: none). */
+  retry?(output: O): boolean;
+  maxBatch?: number;
+  /** Batches written at once; the next one forms while they run. */
+  maxInFlight?: number;
+}
+
+export function createGroup<I, O>(options: GroupOptions<I, O>): (input: I) => Promise<O> {
+  const { one, many, kind = () => '', key, retry = () => false } = options;
+  const maxBatch = options.maxBatch ?? 200;
+  const maxInFlight = options.maxInFlight ?? 2;
+  interface Waiter {
+    input: I;
+    resolve(output: O): void;
+    reject(error: unknown): void;
+  }
+  let queue: Waiter[] = [];
+  let inFlight = 0;
+  let scheduled = false;
+
+  function schedule() {
+    if (scheduled || inFlight >= maxInFlight || queue.length === 0) return;
+    scheduled = true;
+    // After the current I/O phase, so the requests parsed from the same reads all join the batch.
+    setImmediate(() => {
+      scheduled = false;
+      while (inFlight < maxInFlight && queue.length > 0) void run(take());
+    });
+  }
+
+  /** The oldest call and up to maxBatch - 1 more of its kind, in arrival order, each key once. */
+  function take(): Waiter[] {
+    const wanted = kind(queue[0].input);
+    const batch: Waiter[] = [];
+    const rest: Waiter[] = [];
+    const keys = new Set<string>();
+    for (const waiter of queue) {
+      const k = key?.(waiter.input);
+      if (batch.length < maxBatch && kind(waiter.input) === wanted && (k === undefined || !keys.has(k))) {
+        if (k !== undefined) keys.add(k);
+        batch.push(waiter);
+      } else {
+        rest.push(waiter);
+      }
+    }
+    queue = rest;
+    return batch;
+  }
+
+  async function alone(waiter: Waiter) {
+    try {
+      waiter.resolve(await one(waiter.input));
+    } catch (error) {
+      waiter.reject(error);
+    }
+  }
+
+  async function run(batch: Waiter[]) {
+    inFlight++;
+    try {
+      if (batch.length === 1) return await alone(batch[0]);
+      let outputs: O[] | undefined;
+      try {
+        outputs = await many(batch.map((waiter) => waiter.input));
+      } catch {
+        outputs = undefined;
+      }
+      await Promise.all(
+        batch.map((waiter, i) =>
+          outputs && !retry(outputs[i]) ? waiter.resolve(outputs[i]) : alone(waiter),
+        ),
+      );
+    } finally {
+      inFlight--;
+      schedule();
+    }
+  }
+
+  return (input) =>
+    new Promise<O>((resolve, reject) => {
+      queue.push({ input, resolve, reject });
+      schedule();
+    });
+}
