@@ -1,7 +1,5 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Scenario } from '../run.ts';
+import { writeBenchLot } from '../standalone.ts';
 
 /**
  * Parking entries and exits on PostgreSQL: each of the 200 connections alternates an entry
@@ -13,30 +11,6 @@ import type { Scenario } from '../run.ts';
 const PLATE_PREFIX = `B${Date.now().toString(36).slice(-3).toUpperCase()}`;
 let plates = 0;
 
-function benchLot(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'bench-lot-'));
-  const path = join(dir, 'lot.json');
-  const floors = Array.from({ length: 20 }, (_, floor) => ({
-    floor,
-    spots: { COMPACT: 5000 },
-  }));
-  writeFileSync(
-    path,
-    JSON.stringify({
-      id: 'bench-lot',
-      name: 'Benchmark lot',
-      timeZone: 'UTC',
-      currency: 'USD',
-      lostTicketFee: 50,
-      pricing: { strategy: 'hourly' },
-      entryPanels: [{ id: 'in' }],
-      exitPanels: [{ id: 'out' }],
-      floors,
-    }),
-  );
-  return path;
-}
-
 const json = { 'content-type': 'application/json' };
 
 const scenario: Scenario = {
@@ -44,7 +18,7 @@ const scenario: Scenario = {
     'POST /api/v1/parking/entry then POST /api/v1/parking/exit of that ticket, alternating per connection, on PostgreSQL, vs a bare Fastify POST',
   services: 'parking',
   backends: { postgres: true },
-  env: { PARKING_LOT_CONFIG: benchLot() },
+  env: { PARKING_LOT_CONFIG: writeBenchLot(20, 5000) },
   baseline: { kind: 'post' },
   target: 0.2,
   connections: 200,
