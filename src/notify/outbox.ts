@@ -31,13 +31,41 @@ export function createOutbox(deps: {
 }) {
   const { repo, queue, clock, log } = deps;
 
+  // `published_at` marks of concurrent requests go to PostgreSQL together: one UPDATE (and one
+  // commit) per flush instead of one per delivery. A flush waits for the one before it, so under
+  // load the marks that arrive meanwhile share the next statement.
+  let pending: { notificationId: string; channel: Channel; done: (error?: unknown) => void }[] = [];
+  let flushing = false;
+  async function flush() {
+    flushing = true;
+    while (pending.length > 0) {
+      const batch = pending;
+      pending = [];
+      await repo.markManyPublished(batch, clock.now()).then(
+        () => {
+          for (const item of batch) item.done();
+        },
+        (error) => {
+          for (const item of batch) item.done(error);
+        },
+      );
+    }
+    flushing = false;
+  }
+  function markPublished(notificationId: string, channel: Channel): Promise<void> {
+    return new Promise((resolve, reject) => {
+      pending.push({ notificationId, channel, done: (error) => (error ? reject(error) : resolve()) });
+      if (!flushing) void flush();
+    });
+  }
+
   async function publish(d: { notificationId: string; channel: Channel; userId: string; lane: Lane }) {
     await queue.publish<DeliveryMessage>(topicFor(d.lane, d.channel), {
       id: `${d.notificationId}:${d.channel}`,
       key: d.userId,
       payload: { notificationId: d.notificationId, channel: d.channel },
     });
-    await repo.markPublished(d.notificationId, d.channel, clock.now());
+    await markPublished(d.notificationId, d.channel);
   }
 
   return {
