@@ -59,22 +59,26 @@ export function createOutbox(deps: {
     });
   }
 
+  /** Publishes and resolves on the queue's ack, with the pending `published_at` mark. */
   async function publish(d: { notificationId: string; channel: Channel; userId: string; lane: Lane }) {
     await queue.publish<DeliveryMessage>(topicFor(d.lane, d.channel), {
       id: `${d.notificationId}:${d.channel}`,
       key: d.userId,
       payload: { notificationId: d.notificationId, channel: d.channel },
     });
-    await markPublished(d.notificationId, d.channel);
+    return { marked: markPublished(d.notificationId, d.channel) };
   }
 
   return {
     /** Right after the commit; a failure is logged and left to `publishDue`. */
     async publishNow(deliveries: { notificationId: string; channel: Channel; userId: string; lane: Lane }[]) {
+      const failed = (d: { notificationId: string }) => (error: unknown) =>
+        log.warn({ err: error, notificationId: d.notificationId }, 'publish failed; the sweep will retry');
       for (const d of deliveries) {
-        await publish(d).catch((error) =>
-          log.warn({ err: error, notificationId: d.notificationId }, 'publish failed; the sweep will retry'),
-        );
+        // Waits for the queue's ack, not for the `published_at` mark: a lost mark only means the
+        // sweep publishes again, and the message id makes the queue drop that copy.
+        const published = await publish(d).catch(failed(d));
+        published?.marked.catch(failed(d));
       }
     },
 
@@ -82,12 +86,13 @@ export function createOutbox(deps: {
       const now = clock.now();
       const due = await repo.unpublished(now, new Date(now.getTime() - deps.republishAfterMs), 500);
       for (const d of due) {
-        await publish({
+        const published = await publish({
           notificationId: d.notification_id,
           channel: d.channel,
           userId: d.user_id,
           lane: d.lane,
         });
+        await published.marked;
       }
       return due.length;
     },
