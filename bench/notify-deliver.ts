@@ -23,7 +23,8 @@ import { BENCH_SERVICES } from './standalone.ts';
  *   clock runs from the first accept until every delivery is `sent` (or already `delivered`)
  *   in PostgreSQL, i.e. accepted → rendered → stored in the dev inbox → status recorded.
  *
- * Then the dev inbox must hold exactly N messages, one per notification.
+ * Then the dev inbox must hold exactly N messages, one per notification. With
+ * BENCH_PROFILE_DIR set, each worker writes a CPU profile (`--cpu-prof`) there.
  */
 const TARGET = 0.3;
 
@@ -108,7 +109,14 @@ async function system(messages: number, concurrency: number) {
     for (const role of ['api', 'worker', 'worker', 'scheduler']) {
       const port = await freePort();
       const base = `http://127.0.0.1:${port}`;
-      processes.push(await startProcess(['src/main.ts'], env(port, role), `${base}/health/live`));
+      // BENCH_PROFILE_DIR=/tmp/prof: each worker writes a CPU profile there when it stops.
+      const profile =
+        role === 'worker' && process.env.BENCH_PROFILE_DIR
+          ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}` }
+          : {};
+      processes.push(
+        await startProcess(['src/main.ts'], { ...env(port, role), ...profile }, `${base}/health/live`),
+      );
       if (role === 'api') api = base;
     }
     await createUsers(api);
