@@ -61,18 +61,18 @@ export function createAccept(deps: {
     });
   }
 
-  /** The user's preferences and push subscriptions, read while the idempotency lookup runs. */
-  function lookups(request: Validated) {
+  /** The stored notification under the client id and the user's preferences (one query), and push subscriptions. */
+  function lookups(request: Validated, clientId: string | undefined) {
     const found = Promise.all([
-      repo.preferences(request.user_id),
+      repo.acceptLookup(request.user_id, clientId ?? null),
       request.channels.includes('push') ? repo.subscriptions(request.user_id) : [],
     ]);
-    found.catch(() => {}); // awaited later, or not at all when the request is a replay or refused
+    found.catch(() => {}); // awaited later, or not at all when the request is refused
     return found;
   }
 
   async function channelOutcomes(request: Validated, now: Date, found: ReturnType<typeof lookups>) {
-    const [row, subscriptions] = await found;
+    const [{ prefs: row }, subscriptions] = await found;
     const prefs = toPreferences(row);
     const sendAt = request.send_at ? new Date(request.send_at) : undefined;
     const results: (ChannelResult & { scheduledFor: Date | null })[] = [];
@@ -119,9 +119,9 @@ export function createAccept(deps: {
     const clientId = request.id ?? options.idempotencyKey;
     const hash = requestHash(request);
     const now = clock.now();
-    const found = lookups(request);
+    const found = lookups(request, clientId);
     if (clientId) {
-      const earlier = await repo.byClientId(request.user_id, clientId);
+      const [{ earlier }] = await found;
       if (earlier && now.getTime() - earlier.created_at.getTime() < DEDUP_WINDOW_MS) {
         if (earlier.request_hash !== hash) throw err('idempotency_key_reused');
         return earlier.accepted;

@@ -123,6 +123,30 @@ export function createNotifyRepository(db: Db) {
       return rows[0];
     },
 
+    /**
+     * What accepting needs first, in one round trip: the notification stored under the client id
+     * (when one is given) and the user's preferences.
+     */
+    async acceptLookup(
+      userId: string,
+      clientId: string | null,
+    ): Promise<{ earlier?: NotificationRow; prefs?: PreferencesRow }> {
+      const { rows } = await sql<{
+        earlier: (Omit<NotificationRow, 'created_at'> & { created_at: string }) | null;
+        prefs: PreferencesRow | null;
+      }>`select (select to_jsonb(n) from notifications n where n.user_id = ${userId} and n.client_id = ${clientId})
+            as earlier,
+          (select to_jsonb(p) from (select user_id, push_enabled, sms_enabled, email_enabled,
+              quiet_hours_start::text as quiet_hours_start, quiet_hours_end::text as quiet_hours_end,
+              timezone, email, phone, locale
+            from notify_preferences where user_id = ${userId}) p) as prefs`.execute(db);
+      const { earlier, prefs } = rows[0];
+      return {
+        earlier: earlier ? { ...earlier, created_at: new Date(earlier.created_at) } : undefined,
+        prefs: prefs ?? undefined,
+      };
+    },
+
     /** An id older than the dedup window may be used again: the old record lets go of it. */
     async releaseClientId(id: string): Promise<void> {
       await sql`update notifications set client_id = null where id = ${id}::uuid`.execute(db);
