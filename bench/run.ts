@@ -55,7 +55,12 @@ const SERVICES = {
 
 async function main() {
   // These have their own drivers (several server processes, or 10,000 sockets): no pinning.
-  const standalone = { mixed: './mixed.ts', 'sse-10k': './sse-10k.ts', 'holds-10k': './holds-10k.ts' };
+  const standalone = {
+    mixed: './mixed.ts',
+    'sse-10k': './sse-10k.ts',
+    'holds-10k': './holds-10k.ts',
+    'notify-deliver': './notify-deliver.ts',
+  };
   const driver = standalone[process.argv[2] as keyof typeof standalone];
   if (driver) return void (await import(driver));
   pinSelf();

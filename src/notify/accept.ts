@@ -61,9 +61,19 @@ export function createAccept(deps: {
     });
   }
 
-  async function channelOutcomes(request: Validated, now: Date) {
-    const prefs = toPreferences(await repo.preferences(request.user_id));
-    const subscriptions = request.channels.includes('push') ? await repo.subscriptions(request.user_id) : [];
+  /** The stored notification under the client id and the user's preferences (one query), and push subscriptions. */
+  function lookups(request: Validated, clientId: string | undefined) {
+    const found = Promise.all([
+      repo.acceptLookup(request.user_id, clientId ?? null),
+      request.channels.includes('push') ? repo.subscriptions(request.user_id) : [],
+    ]);
+    found.catch(() => {}); // awaited later, or not at all when the request is refused
+    return found;
+  }
+
+  async function channelOutcomes(request: Validated, now: Date, found: ReturnType<typeof lookups>) {
+    const [{ prefs: row }, subscriptions] = await found;
+    const prefs = toPreferences(row);
     const sendAt = request.send_at ? new Date(request.send_at) : undefined;
     const results: (ChannelResult & { scheduledFor: Date | null })[] = [];
     for (const channel of request.channels) {
@@ -109,8 +119,9 @@ export function createAccept(deps: {
     const clientId = request.id ?? options.idempotencyKey;
     const hash = requestHash(request);
     const now = clock.now();
+    const found = lookups(request, clientId);
     if (clientId) {
-      const earlier = await repo.byClientId(request.user_id, clientId);
+      const [{ earlier }] = await found;
       if (earlier && now.getTime() - earlier.created_at.getTime() < DEDUP_WINDOW_MS) {
         if (earlier.request_hash !== hash) throw err('idempotency_key_reused');
         return earlier.accepted;
@@ -118,7 +129,7 @@ export function createAccept(deps: {
       if (earlier) await repo.releaseClientId(earlier.id);
     }
     await checkTemplates(request.type, request.channels, request.data);
-    const outcomes = await channelOutcomes(request, now);
+    const outcomes = await channelOutcomes(request, now, found);
     const spent = outcomes.filter((o) => o.status === 'queued' || o.status === 'scheduled');
     const id = v7();
     const channels = outcomes.map(({ scheduledFor: _, ...result }) => result);

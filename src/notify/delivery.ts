@@ -73,14 +73,13 @@ export function createDeliveryHandler(deps: {
         message: rendered,
       });
       provider = result.provider;
-      await repo.recordAttempt(notificationId, channel, { at: now, error: null, provider });
-      await set({
-        status: 'sent',
-        reason: null,
-        content: rendered.text,
+      counter.inc({ channel, status: 'sent' });
+      await repo.recordSent(notificationId, channel, {
+        at: now,
         provider,
-        provider_message_id: result.providerMessageId,
-        sent_at: clock.now(),
+        providerMessageId: result.providerMessageId,
+        content: rendered.text,
+        sentAt: clock.now(),
       });
     } catch (error) {
       if (error instanceof ProviderUnavailable) {

@@ -31,22 +31,54 @@ export function createOutbox(deps: {
 }) {
   const { repo, queue, clock, log } = deps;
 
+  // `published_at` marks of concurrent requests go to PostgreSQL together: one UPDATE (and one
+  // commit) per flush instead of one per delivery. A flush waits for the one before it, so under
+  // load the marks that arrive meanwhile share the next statement.
+  let pending: { notificationId: string; channel: Channel; done: (error?: unknown) => void }[] = [];
+  let flushing = false;
+  async function flush() {
+    flushing = true;
+    while (pending.length > 0) {
+      const batch = pending;
+      pending = [];
+      await repo.markManyPublished(batch, clock.now()).then(
+        () => {
+          for (const item of batch) item.done();
+        },
+        (error) => {
+          for (const item of batch) item.done(error);
+        },
+      );
+    }
+    flushing = false;
+  }
+  function markPublished(notificationId: string, channel: Channel): Promise<void> {
+    return new Promise((resolve, reject) => {
+      pending.push({ notificationId, channel, done: (error) => (error ? reject(error) : resolve()) });
+      if (!flushing) void flush();
+    });
+  }
+
+  /** Publishes and resolves on the queue's ack, with the pending `published_at` mark. */
   async function publish(d: { notificationId: string; channel: Channel; userId: string; lane: Lane }) {
     await queue.publish<DeliveryMessage>(topicFor(d.lane, d.channel), {
       id: `${d.notificationId}:${d.channel}`,
       key: d.userId,
       payload: { notificationId: d.notificationId, channel: d.channel },
     });
-    await repo.markPublished(d.notificationId, d.channel, clock.now());
+    return { marked: markPublished(d.notificationId, d.channel) };
   }
 
   return {
     /** Right after the commit; a failure is logged and left to `publishDue`. */
     async publishNow(deliveries: { notificationId: string; channel: Channel; userId: string; lane: Lane }[]) {
+      const failed = (d: { notificationId: string }) => (error: unknown) =>
+        log.warn({ err: error, notificationId: d.notificationId }, 'publish failed; the sweep will retry');
       for (const d of deliveries) {
-        await publish(d).catch((error) =>
-          log.warn({ err: error, notificationId: d.notificationId }, 'publish failed; the sweep will retry'),
-        );
+        // Waits for the queue's ack, not for the `published_at` mark: a lost mark only means the
+        // sweep publishes again, and the message id makes the queue drop that copy.
+        const published = await publish(d).catch(failed(d));
+        published?.marked.catch(failed(d));
       }
     },
 
@@ -54,12 +86,13 @@ export function createOutbox(deps: {
       const now = clock.now();
       const due = await repo.unpublished(now, new Date(now.getTime() - deps.republishAfterMs), 500);
       for (const d of due) {
-        await publish({
+        const published = await publish({
           notificationId: d.notification_id,
           channel: d.channel,
           userId: d.user_id,
           lane: d.lane,
         });
+        await published.marked;
       }
       return due.length;
     },

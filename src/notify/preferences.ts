@@ -44,9 +44,14 @@ export function toPreferences(row: PreferencesRow | undefined): Preferences {
   };
 }
 
+/** Zones Intl accepted (only real zones, so it stays small): a DateTimeFormat per check showed in profiles. */
+const validZones = new Set<string>();
+
 export function isTimeZone(zone: string): boolean {
+  if (validZones.has(zone)) return true;
   try {
     new Intl.DateTimeFormat('en', { timeZone: zone });
+    validZones.add(zone);
     return true;
   } catch {
     return false;

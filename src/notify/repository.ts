@@ -123,34 +123,74 @@ export function createNotifyRepository(db: Db) {
       return rows[0];
     },
 
+    /**
+     * What accepting needs first, in one round trip: the notification stored under the client id
+     * (when one is given) and the user's preferences.
+     */
+    async acceptLookup(
+      userId: string,
+      clientId: string | null,
+    ): Promise<{ earlier?: NotificationRow; prefs?: PreferencesRow }> {
+      const { rows } = await sql<{
+        earlier: (Omit<NotificationRow, 'created_at'> & { created_at: string }) | null;
+        prefs: PreferencesRow | null;
+      }>`select (select to_jsonb(n) from notifications n where n.user_id = ${userId} and n.client_id = ${clientId})
+            as earlier,
+          (select to_jsonb(p) from (select user_id, push_enabled, sms_enabled, email_enabled,
+              quiet_hours_start::text as quiet_hours_start, quiet_hours_end::text as quiet_hours_end,
+              timezone, email, phone, locale
+            from notify_preferences where user_id = ${userId}) p) as prefs`.execute(db);
+      const { earlier, prefs } = rows[0];
+      return {
+        earlier: earlier ? { ...earlier, created_at: new Date(earlier.created_at) } : undefined,
+        prefs: prefs ?? undefined,
+      };
+    },
+
     /** An id older than the dedup window may be used again: the old record lets go of it. */
     async releaseClientId(id: string): Promise<void> {
       await sql`update notifications set client_id = null where id = ${id}::uuid`.execute(db);
     },
 
-    /** The notification and its deliveries in one transaction: all of it is stored or none. */
+    /**
+     * The notification and its deliveries in one statement (a data-modifying CTE), so all of it
+     * is stored or none, in one round trip and one commit instead of begin, n + 1 inserts, commit.
+     */
     async insert(
       n: Omit<NotificationRow, 'accepted'> & { accepted: NotificationAccepted },
       deliveries: NewDelivery[],
     ) {
-      await db.transaction().execute(async (tx) => {
-        await sql`insert into notifications (id, user_id, client_id, request_hash, type, priority, lane, batch_id,
+      await sql`with n as (
+          insert into notifications (id, user_id, client_id, request_hash, type, priority, lane, batch_id,
             data, accepted, created_at)
           values (${n.id}::uuid, ${n.user_id}, ${n.client_id}, ${n.request_hash}, ${n.type}, ${n.priority}, ${n.lane},
             ${n.batch_id}::uuid, ${JSON.stringify(n.data)}::jsonb, ${JSON.stringify(n.accepted)}::jsonb,
-            ${n.created_at})`.execute(tx);
-        for (const d of deliveries) {
-          await sql`insert into notification_deliveries (notification_id, channel, user_id, lane, status, reason,
-              created_at, scheduled_for, updated_at)
-            values (${n.id}::uuid, ${d.channel}, ${n.user_id}, ${n.lane}, ${d.status}, ${d.reason}, ${n.created_at},
-              ${d.scheduled_for}, ${n.created_at})`.execute(tx);
-        }
-      });
+            ${n.created_at})
+          returning id, user_id, lane, created_at)
+        insert into notification_deliveries (notification_id, channel, user_id, lane, status, reason,
+          created_at, scheduled_for, updated_at)
+        select n.id, d.channel, n.user_id, n.lane, d.status, d.reason, n.created_at, d.scheduled_for, n.created_at
+        from n cross join unnest(${deliveries.map((d) => d.channel)}::text[], ${deliveries.map((d) => d.status)}::text[],
+          ${deliveries.map((d) => d.reason)}::text[], ${deliveries.map((d) => d.scheduled_for)}::timestamptz[])
+          with ordinality as d(channel, status, reason, scheduled_for, position)
+        order by d.position`.execute(db);
     },
 
     async markPublished(notificationId: string, channel: Channel, now: Date): Promise<void> {
       await sql`update notification_deliveries set published_at = ${now}
         where notification_id = ${notificationId}::uuid and channel = ${channel}`.execute(db);
+    },
+
+    /** `markPublished` for many deliveries in one statement. */
+    async markManyPublished(
+      deliveries: { notificationId: string; channel: Channel }[],
+      now: Date,
+    ): Promise<void> {
+      if (deliveries.length === 0) return;
+      await sql`update notification_deliveries d set published_at = ${now}
+        from unnest(${deliveries.map((x) => x.notificationId)}::uuid[], ${deliveries.map((x) => x.channel)}::text[])
+          as m(notification_id, channel)
+        where d.notification_id = m.notification_id and d.channel = m.channel`.execute(db);
     },
 
     /** Deliveries whose message the queue may not have: due schedules and publishes that never confirmed. */
@@ -255,6 +295,26 @@ export function createNotifyRepository(db: Db) {
         db,
       );
       return Number(result.numAffectedRows ?? 0n) > 0;
+    },
+
+    /**
+     * A successful provider try in one statement: counts and logs the attempt and records the
+     * delivery as `sent` (what `recordAttempt` followed by `updateDelivery` did in three).
+     */
+    async recordSent(
+      notificationId: string,
+      channel: Channel,
+      sent: { at: Date; provider: string; providerMessageId: string; content: string; sentAt: Date },
+    ): Promise<void> {
+      await sql`with d as (
+          update notification_deliveries set attempts = attempts + 1, status = 'sent', reason = null,
+            content = ${sent.content}, provider = ${sent.provider}, provider_message_id = ${sent.providerMessageId},
+            sent_at = ${sent.sentAt}, updated_at = ${sent.sentAt}
+          where notification_id = ${notificationId}::uuid and channel = ${channel} returning attempts)
+        insert into notification_attempts (notification_id, channel, attempt, at, error, provider)
+        select ${notificationId}::uuid, ${channel}, attempts, ${sent.at}, null, ${sent.provider} from d`.execute(
+        db,
+      );
     },
 
     /** Counts a provider try on the delivery and logs it; returns the try's number. */

@@ -51,13 +51,17 @@ export function templateVariables(parts: Template[][]): string[] {
 /** The user's zone when Intl knows it, else UTC: a stale preference must not make a message unsendable. */
 export function knownTimeZone(timeZone: string | undefined): string {
   if (!timeZone) return 'UTC';
+  if (validZones.has(timeZone)) return timeZone;
   try {
     new Intl.DateTimeFormat('en', { timeZone });
+    validZones.add(timeZone);
     return timeZone;
   } catch {
     return 'UTC';
   }
 }
+/** Zones Intl accepted: building a DateTimeFormat per render showed in worker profiles (only real zones, so it stays small). */
+const validZones = new Set<string>();
 
 /** Escapes text and keeps its line breaks: the HTML part of an e-mail that has no html_body. */
 export function textToHtml(text: string): string {

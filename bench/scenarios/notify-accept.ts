@@ -1,0 +1,45 @@
+import { createUsers, NOTIFY_BENCH_ENV, notificationBody, USERS } from '../notify-common.ts';
+import type { Scenario } from '../run.ts';
+
+/**
+ * Accepting notifications on PostgreSQL + Redis + NATS JetStream: `POST /api/notifications`
+ * (a `booking_reminder` e-mail) for a random one of 1,000 users with an e-mail address, each
+ * with a new client `id` (no replays): validation, template check, preferences, the per-user
+ * limit in Redis (lifted so nothing is refused), one insert of the notification and its
+ * delivery, the JetStream publish and the `published_at` mark. The app runs with ROLE=api, so no
+ * worker competes for the CPU. Baseline: a bare Fastify POST parsing the same JSON.
+ */
+const headers = { 'content-type': 'application/json' };
+
+const scenario: Scenario = {
+  description: `POST /api/notifications (booking_reminder e-mail, ${USERS} users), PostgreSQL + Redis + NATS, ROLE=api`,
+  services: 'notify',
+  backends: { postgres: true, redis: true, nats: true },
+  env: { ROLE: 'api', ...NOTIFY_BENCH_ENV },
+  baseline: { kind: 'post' },
+  target: 0.25,
+  async prepare(base) {
+    await createUsers(base);
+    return {
+      requests: [
+        {
+          method: 'POST',
+          path: '/api/notifications',
+          headers,
+          setupRequest: (request) => ({ ...request, body: notificationBody() }),
+        },
+      ],
+    };
+  },
+  baselineRequest: () => ({
+    requests: [
+      { method: 'POST', headers, setupRequest: (request) => ({ ...request, body: notificationBody() }) },
+    ],
+  }),
+  async verify(base) {
+    const response = await fetch(`${base}/api/users/bench-user-0/notifications?limit=1`);
+    if (!response.ok) throw new Error(`history: ${response.status}`);
+    return [`history of bench-user-0 answers ${response.status}`];
+  },
+};
+export default scenario;
