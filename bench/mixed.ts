@@ -2,7 +2,7 @@ import { randomInt, randomUUID } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { createBenchDatabase, freePort, startProcess, stopProcess } from './harness.ts';
-import { runMixed, type Workload } from './mixed-load.ts';
+import { runMixed, type Send, type Workload } from './mixed-load.ts';
 import { chart, summarise, table } from './mixed-report.ts';
 import { soakReport, startSampler } from './sampler.ts';
 import { admitUsers, auditShow, createHotShow, randomSeats } from './scenarios/booking-hold.ts';
@@ -26,14 +26,25 @@ const SERVICES = {
 };
 const ROWS = 200;
 const SEATS_PER_ROW = 100;
+const NOTIFY_USERS = Array.from({ length: 200 }, (_, i) => `mixed-user-${i}`);
 const CARD = { card_number: '4242424242424242', exp_month: 12, exp_year: 2030, cvc: '123' };
 
-/** Answers that are correct decisions, not failures: seats someone else holds (409). */
+/**
+ * Answers that are correct decisions, not failures: seats someone else holds (409), and a hold
+ * with an admission that has ended (403: that buyer already booked, or their ten minutes passed;
+ * the driver then queues a new buyer, as a real one would).
+ */
 const accept = (operation: string, status: number) =>
-  (status >= 200 && status < 300) || (operation === 'booking hold' && status === 409);
+  (status >= 200 && status < 300) || (operation === 'booking hold' && (status === 409 || status === 403));
 
 function workloads(pastes: string[], show: string, admitted: { user: string; token: string }[]): Workload[] {
   const plate = `M${Date.now().toString(36).slice(-4).toUpperCase()}`;
+  const admitAnother = async (send: Send, slot: number) => {
+    const user = randomUUID();
+    const queued = await send('booking queue', 'GET', `/api/v1/shows/${show}/queue?user_id=${user}`);
+    const token = queued.status === 200 ? JSON.parse(queued.body).admission_token : null;
+    if (token) admitted[slot] = { user, token };
+  };
   let plates = 0;
   let reads = 0;
   return [
@@ -56,20 +67,43 @@ function workloads(pastes: string[], show: string, admitted: { user: string; tok
       name: 'booking',
       weight: 2,
       async step(send) {
-        const { user, token } = admitted[randomInt(admitted.length)];
+        const slot = randomInt(admitted.length);
+        const { user, token } = admitted[slot];
         const hold = await send('booking hold', 'POST', `/api/v1/shows/${show}/hold`, {
           seat_ids: randomSeats(ROWS, SEATS_PER_ROW),
           user_id: user,
           admission_token: token,
         });
+        // A buyer whose admission ended (booked, or ten minutes passed) leaves; a new one queues.
+        if (hold.status === 403) return void (await admitAnother(send, slot));
         if (hold.status !== 201) return;
-        await send(
+        const paid = await send(
           'booking pay',
           'POST',
           '/api/v1/bookings',
           { hold_id: JSON.parse(hold.body).hold_id, payment_method: 'CARD', payment_details: CARD },
           { 'idempotency-key': randomUUID() },
         );
+        if (paid.status === 201) await admitAnother(send, slot);
+      },
+    },
+    {
+      name: 'notify',
+      weight: 2,
+      async step(send) {
+        await send('notification send', 'POST', '/api/notifications', {
+          id: randomUUID(),
+          user_id: NOTIFY_USERS[randomInt(NOTIFY_USERS.length)],
+          type: 'booking_reminder',
+          channels: ['email'],
+          data: {
+            booking_id: 'BK-MIXED',
+            movie_title: 'The Mixed Load',
+            theater_name: 'Bench Arena',
+            show_time: '2026-12-24T18:00:00Z',
+            hours_before: 24,
+          },
+        });
       },
     },
     {
@@ -117,6 +151,7 @@ async function main() {
     BOOKING_QUEUE_CAPACITY: '1000',
     PASTE_RATE_ANON: '100000000/600',
     PARKING_LOT_CONFIG: lot,
+    NOTIFY_LIMIT_EMAIL_PER_DAY: '1000000',
   });
   const processes = [];
   const bases: string[] = [];
@@ -153,6 +188,13 @@ async function main() {
     }
     const show = await createHotShow(bases[0], ROWS, SEATS_PER_ROW);
     const admitted = await admitUsers(bases[0], show, 500);
+    for (const user of NOTIFY_USERS) {
+      await fetch(`${bases[0]}/api/users/${user}/notification-preferences`, {
+        method: 'PATCH',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: `${user}@example.test` }),
+      });
+    }
 
     console.log(`baseline: bare Fastify GET, ${connections} connections, 10 s`);
     const baseline = await runMixed({

@@ -9,6 +9,7 @@ export interface Sample {
   second: number;
   process: string;
   rssBytes: number;
+  heapUsedBytes: number;
   eventLoopP99Ms: number;
   poolInUse: number;
   poolWaiting: number;
@@ -31,6 +32,7 @@ export function startSampler(targets: { name: string; pid: number; base: string 
           second,
           process: name,
           rssBytes: rssOf(pid),
+          heapUsedBytes: metric(text, /^nodejs_heap_size_used_bytes (\S+)/m),
           eventLoopP99Ms: metric(text, /^nodejs_eventloop_lag_p99_seconds (\S+)/m) * 1000,
           poolInUse: metric(text, /^db_pool_connections\{state="in_use"\} (\S+)/m),
           poolWaiting: metric(text, /^db_pool_connections\{state="waiting"\} (\S+)/m),
@@ -60,6 +62,7 @@ export function soakReport(samples: Sample[]): string[] {
     const pool = Math.max(0, ...mine.map((sample) => sample.poolInUse).filter(Number.isFinite));
     const waiting = Math.max(0, ...mine.map((sample) => sample.poolWaiting).filter(Number.isFinite));
     const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);
-    return `${name}: RSS ${mb(warm?.rssBytes ?? 0)} MiB after warm-up → ${mb(last?.rssBytes ?? 0)} MiB at the end (${growth >= 0 ? '+' : ''}${growth.toFixed(1)} %), event-loop p99 ≤ ${worstLoop.toFixed(0)} ms, pool in use ≤ ${pool}, waiting ≤ ${waiting}`;
+    const heap = `heap used ${mb(warm?.heapUsedBytes ?? 0)} → ${mb(last?.heapUsedBytes ?? 0)} MiB`;
+    return `${name}: RSS ${mb(warm?.rssBytes ?? 0)} MiB after warm-up → ${mb(last?.rssBytes ?? 0)} MiB at the end (${growth >= 0 ? '+' : ''}${growth.toFixed(1)} %), ${heap}, event-loop p99 ≤ ${worstLoop.toFixed(0)} ms, pool in use ≤ ${pool}, waiting ≤ ${waiting}`;
   });
 }

@@ -48,9 +48,9 @@ export const notifyModule: ServiceModule = {
     const templateStore = createTemplateRenderer(db);
     const templates = doubles.templates ?? templateStore;
     const repo = createNotifyRepository(db);
+    // Receipts name the provider kind, not the instance that sent: match on the message id.
     const onReceipt = async (providerMessageId: string, deliveredAt: Date) => {
-      if (await repo.markDelivered(null, providerMessageId, deliveredAt))
-        counter.inc({ channel: 'any', status: 'delivered' });
+      await repo.markDelivered(null, providerMessageId, deliveredAt);
     };
     const senders =
       doubles.senders ??
