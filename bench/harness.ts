@@ -16,6 +16,19 @@ export interface Figures {
 
 export const PIN = process.env.BENCH_PINNED === '1';
 
+/** The local PostgreSQL, Redis and NATS the benchmarks run the app on. */
+export const BENCH_SERVICES = {
+  postgres: process.env.BENCH_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/postgres',
+  redis: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
+  nats: process.env.BENCH_NATS_URL ?? 'nats://127.0.0.1:4222',
+};
+
+/** `--key=N` from the command line, or `fallback`. */
+export function numberFlag(key: string, fallback: number): number {
+  const found = process.argv.find((arg) => arg.startsWith(`--${key}=`));
+  return found ? Number(found.split('=')[1]) : fallback;
+}
+
 /** Re-runs this process on core 1 (servers go on core 0); returns false when already pinned or impossible. */
 export function pinSelf(): boolean {
   if (PIN || process.env.BENCH_NO_PIN === '1' || process.platform !== 'linux') return false;

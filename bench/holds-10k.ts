@@ -1,4 +1,5 @@
 import { Agent, request } from 'node:http';
+import { numberFlag } from './harness.ts';
 import { admitUsers, auditShow, createHotShow, randomSeats } from './scenarios/booking-hold.ts';
 import { startApp } from './standalone.ts';
 
@@ -14,7 +15,7 @@ const ROWS = 50;
 const SEATS_PER_ROW = 100;
 
 async function main() {
-  const holds = Number(process.argv.find((arg) => arg.startsWith('--holds='))?.split('=')[1] ?? 10_000);
+  const holds = numberFlag('holds', 10_000);
   // A request waits up to 60 s for a connection here (default 5 s, then 503): the point is that
   // every one of the 10,000 gets a decision from the arbiter, not how fast they are shed.
   const app = await startApp('booking', {

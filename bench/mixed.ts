@@ -1,9 +1,17 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { createBenchDatabase, freePort, startProcess, stopProcess } from './harness.ts';
+import {
+  BENCH_SERVICES,
+  createBenchDatabase,
+  freePort,
+  numberFlag,
+  startProcess,
+  stopProcess,
+} from './harness.ts';
 import { runMixed, type Send, type Workload } from './mixed-load.ts';
 import { chart, summarise, table } from './mixed-report.ts';
+import { createUsers, NOTIFY_BENCH_ENV, notificationRequest, userId } from './notify-common.ts';
 import { soakReport, startSampler } from './sampler.ts';
 import { admitUsers, auditShow, createHotShow, randomSeats } from './scenarios/booking-hold.ts';
 import { writeBenchLot } from './standalone.ts';
@@ -19,14 +27,10 @@ import { writeBenchLot } from './standalone.ts';
  * Every 5 s each process's RSS, event-loop delay and pool use are sampled: `--duration=600` is
  * the soak, and the report says whether memory stayed flat after warm-up.
  */
-const SERVICES = {
-  postgres: process.env.BENCH_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/postgres',
-  redis: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
-  nats: process.env.BENCH_NATS_URL ?? 'nats://127.0.0.1:4222',
-};
 const ROWS = 200;
 const SEATS_PER_ROW = 100;
-const NOTIFY_USERS = Array.from({ length: 200 }, (_, i) => `mixed-user-${i}`);
+/** Notification recipients (the first of notify-common's bench users). */
+const NOTIFY_USERS = 200;
 const CARD = { card_number: '4242424242424242', exp_month: 12, exp_year: 2030, cvc: '123' };
 
 /**
@@ -91,19 +95,12 @@ function workloads(pastes: string[], show: string, admitted: { user: string; tok
       name: 'notify',
       weight: 2,
       async step(send) {
-        await send('notification send', 'POST', '/api/notifications', {
-          id: randomUUID(),
-          user_id: NOTIFY_USERS[randomInt(NOTIFY_USERS.length)],
-          type: 'booking_reminder',
-          channels: ['email'],
-          data: {
-            booking_id: 'BK-MIXED',
-            movie_title: 'The Mixed Load',
-            theater_name: 'Bench Arena',
-            show_time: '2026-12-24T18:00:00Z',
-            hours_before: 24,
-          },
-        });
+        await send(
+          'notification send',
+          'POST',
+          '/api/notifications',
+          notificationRequest(userId(randomInt(NOTIFY_USERS))),
+        );
       },
     },
     {
@@ -128,13 +125,10 @@ function workloads(pastes: string[], show: string, admitted: { user: string; tok
 }
 
 async function main() {
-  const args = process.argv.slice(2);
-  const flag = (key: string, fallback: number) =>
-    Number(args.find((arg) => arg.startsWith(`--${key}=`))?.split('=')[1] ?? fallback);
-  const durationMs = flag('duration', 60) * 1000;
-  const connections = flag('connections', 64);
+  const durationMs = numberFlag('duration', 60) * 1000;
+  const connections = numberFlag('connections', 64);
 
-  const database = await createBenchDatabase(SERVICES.postgres);
+  const database = await createBenchDatabase(BENCH_SERVICES.postgres);
   const namespace = `mixed_${Date.now()}`;
   const lot = writeBenchLot(4, 5000);
   const env = (port: number, role: string) => ({
@@ -145,13 +139,13 @@ async function main() {
     LOG_LEVEL: 'warn',
     NAMESPACE: namespace,
     DATABASE_URL: database.url,
-    REDIS_URL: SERVICES.redis,
-    NATS_URL: SERVICES.nats,
+    REDIS_URL: BENCH_SERVICES.redis,
+    NATS_URL: BENCH_SERVICES.nats,
     BOOKING_DEMO: 'false',
     BOOKING_QUEUE_CAPACITY: '1000',
     PASTE_RATE_ANON: '100000000/600',
     PARKING_LOT_CONFIG: lot,
-    NOTIFY_LIMIT_EMAIL_PER_DAY: '1000000',
+    ...NOTIFY_BENCH_ENV,
   });
   const processes = [];
   const bases: string[] = [];
@@ -188,13 +182,7 @@ async function main() {
     }
     const show = await createHotShow(bases[0], ROWS, SEATS_PER_ROW);
     const admitted = await admitUsers(bases[0], show, 500);
-    for (const user of NOTIFY_USERS) {
-      await fetch(`${bases[0]}/api/users/${user}/notification-preferences`, {
-        method: 'PATCH',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ email: `${user}@example.test` }),
-      });
-    }
+    await createUsers(bases[0], NOTIFY_USERS);
 
     console.log(`baseline: bare Fastify GET, ${connections} connections, 10 s`);
     const baseline = await runMixed({

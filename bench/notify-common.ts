@@ -16,7 +16,11 @@ export const NOTIFY_BENCH_ENV = {
 };
 
 export function notificationBody(user = userId(randomInt(USERS)), id = randomUUID()): string {
-  return JSON.stringify({
+  return JSON.stringify(notificationRequest(user, id));
+}
+
+export function notificationRequest(user = userId(randomInt(USERS)), id = randomUUID()) {
+  return {
     id,
     user_id: user,
     type: 'booking_reminder',
@@ -28,7 +32,7 @@ export function notificationBody(user = userId(randomInt(USERS)), id = randomUUI
       show_time: '2026-11-24T19:30:00Z',
       hours_before: 3,
     },
-  });
+  };
 }
 
 /** Gives the `USERS` bench users an e-mail address (PATCH preferences), 50 at a time. */

@@ -4,9 +4,15 @@ import { cpus } from 'node:os';
 import { AckPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import pg from 'pg';
-import { createBenchDatabase, freePort, startProcess, stopProcess } from './harness.ts';
+import {
+  BENCH_SERVICES,
+  createBenchDatabase,
+  freePort,
+  numberFlag,
+  startProcess,
+  stopProcess,
+} from './harness.ts';
 import { createUsers, NOTIFY_BENCH_ENV, notificationBody, USERS, userId } from './notify-common.ts';
-import { BENCH_SERVICES } from './standalone.ts';
 
 /**
  * `npm run bench -- notify-deliver [--messages=5000] [--concurrency=64]`
@@ -27,10 +33,6 @@ import { BENCH_SERVICES } from './standalone.ts';
  * BENCH_PROFILE_DIR set, each worker writes a CPU profile (`--cpu-prof`) there.
  */
 const TARGET = 0.3;
-
-function flag(key: string, fallback: number): number {
-  return Number(process.argv.find((arg) => arg.startsWith(`--${key}=`))?.split('=')[1] ?? fallback);
-}
 
 async function pool<T>(count: number, concurrency: number, work: (index: number) => Promise<T>) {
   let next = 0;
@@ -169,8 +171,8 @@ async function system(messages: number, concurrency: number) {
 }
 
 async function main() {
-  const messages = flag('messages', 5000);
-  const concurrency = flag('concurrency', 64);
+  const messages = numberFlag('messages', 5000);
+  const concurrency = numberFlag('concurrency', 64);
   console.log(
     `notify-deliver: ${messages} messages, ${concurrency} concurrent senders, ${cpus().length} cores; ` +
       `baseline: bare JetStream publish → consume → ack`,

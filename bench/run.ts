@@ -2,12 +2,14 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import {
+  BENCH_SERVICES,
   createBenchDatabase,
   type Figures,
   freePort,
   type LoadOptions,
   load,
   median,
+  numberFlag,
   PIN,
   pinSelf,
   printTable,
@@ -47,12 +49,6 @@ export interface Scenario {
   verify?(baseUrl: string): Promise<string[]>;
 }
 
-const SERVICES = {
-  postgres: process.env.BENCH_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/postgres',
-  redis: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
-  nats: process.env.BENCH_NATS_URL ?? 'nats://127.0.0.1:4222',
-};
-
 async function main() {
   // These have their own drivers (several server processes, or 10,000 sockets): no pinning.
   const standalone = {
@@ -66,10 +62,6 @@ async function main() {
   pinSelf();
   const args = process.argv.slice(2);
   const name = args.find((arg) => !arg.startsWith('--'));
-  const flag = (key: string, fallback: number) => {
-    const found = args.find((arg) => arg.startsWith(`--${key}=`));
-    return found ? Number(found.split('=')[1]) : fallback;
-  };
   const dir = fileURLToPath(new URL('./scenarios/', import.meta.url));
   const available = readdirSync(dir)
     .filter((file) => file.endsWith('.ts'))
@@ -79,11 +71,13 @@ async function main() {
     process.exit(2);
   }
   const scenario: Scenario = (await import(`./scenarios/${name}.ts`)).default;
-  const duration = flag('duration', 10);
-  const rounds = flag('rounds', 3);
-  const connections = flag('connections', scenario.connections ?? 100);
+  const duration = numberFlag('duration', 10);
+  const rounds = numberFlag('rounds', 3);
+  const connections = numberFlag('connections', scenario.connections ?? 100);
 
-  const database = scenario.backends?.postgres ? await createBenchDatabase(SERVICES.postgres) : undefined;
+  const database = scenario.backends?.postgres
+    ? await createBenchDatabase(BENCH_SERVICES.postgres)
+    : undefined;
   const namespace = `bench_${Date.now()}`;
   const appPort = await freePort();
   const basePort = await freePort();
@@ -99,8 +93,8 @@ async function main() {
       NAMESPACE: namespace,
       DATA_DIR: dataDir,
       DATABASE_URL: database?.url ?? '',
-      REDIS_URL: scenario.backends?.redis ? SERVICES.redis : '',
-      NATS_URL: scenario.backends?.nats ? SERVICES.nats : '',
+      REDIS_URL: scenario.backends?.redis ? BENCH_SERVICES.redis : '',
+      NATS_URL: scenario.backends?.nats ? BENCH_SERVICES.nats : '',
       ...scenario.env,
     },
     `http://127.0.0.1:${appPort}/health/live`,

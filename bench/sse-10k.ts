@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Agent, type ClientRequest, get } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { numberFlag } from './harness.ts';
 import { createHotShow } from './scenarios/booking-hold.ts';
 import { mib, rssOf, startApp } from './standalone.ts';
 
@@ -12,9 +13,7 @@ import { mib, rssOf, startApp } from './standalone.ts';
  * update. Reports the process's memory per connection and how long the update took to reach all.
  */
 async function main() {
-  const flag = (key: string, fallback: number) =>
-    Number(process.argv.find((arg) => arg.startsWith(`--${key}=`))?.split('=')[1] ?? fallback);
-  const total = flag('connections', 10_000);
+  const total = numberFlag('connections', 10_000);
   const app = await startApp('booking', { BOOKING_DEMO: 'false', BOOKING_QUEUE_CAPACITY: '100' });
   const agent = new Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY });
   const requests: ClientRequest[] = [];

@@ -1,14 +1,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createBenchDatabase, freePort, startProcess, stopProcess } from './harness.ts';
-
-/** Shared by the benchmarks that drive one app process their own way (sse-10k, holds-10k). */
-export const BENCH_SERVICES = {
-  postgres: process.env.BENCH_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/postgres',
-  redis: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
-  nats: process.env.BENCH_NATS_URL ?? 'nats://127.0.0.1:4222',
-};
+import { BENCH_SERVICES, createBenchDatabase, freePort, startProcess, stopProcess } from './harness.ts';
 
 /** One app process on a throwaway PostgreSQL database plus the local Redis and NATS. */
 export async function startApp(services: string, env: Record<string, string> = {}) {
