@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { realServices } from '../platform/testing.ts';
@@ -175,7 +176,6 @@ function processAlive(pid: number): boolean {
 }
 
 async function tcpOpen(port: number): Promise<boolean> {
-  const { connect } = await import('node:net');
   return new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1', () => {
       socket.end();

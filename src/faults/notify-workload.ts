@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { uniqueName } from '../platform/testing.ts';
 import { type RunningServer, startServer } from '../platform/testing-browser.ts';
 import { type Answer, withPg } from './harness.ts';
 
@@ -12,10 +11,8 @@ import { type Answer, withPg } from './harness.ts';
 const USERS = Array.from({ length: 20 }, (_, i) => `fault-user-${i}`);
 
 export async function startNotifyServer() {
-  const schema = uniqueName('fault');
   const server = await startServer({
     SERVICES: 'notify',
-    DATABASE_SCHEMA: schema,
     NOTIFY_LIMIT_EMAIL_PER_DAY: '1000000',
     // Publishes that failed while NATS was away go out again quickly (the outbox sweep).
     NOTIFY_REPUBLISH_AFTER_SECONDS: '2',
@@ -29,14 +26,7 @@ export async function startNotifyServer() {
     });
     assert.equal(response.status, 200);
   }
-  return {
-    server,
-    schema,
-    async stop() {
-      await server.stop();
-      await withPg((client) => client.query(`drop schema if exists "${schema}" cascade`));
-    },
-  };
+  return { server, schema: server.schema!, stop: () => server.stop() };
 }
 
 export const sendNotification = (server: RunningServer) => (sent: string) =>

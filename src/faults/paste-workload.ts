@@ -9,11 +9,9 @@ import { parkingEnv } from './parking-workload.ts';
  * Redis the read cache and the spam limits) and parking (each entry takes a spot in one transaction).
  */
 export async function startPasteServer(extraEnv: Record<string, string> = {}) {
-  const schema = uniqueName('fault');
   const applicationName = uniqueName('app');
   const env = {
     SERVICES: 'paste,parking',
-    DATABASE_SCHEMA: schema,
     PGAPPNAME: applicationName,
     // The load comes from one address; the spam limit is not what is under test.
     PASTE_RATE_ANON: '1000000/600',
@@ -21,16 +19,7 @@ export async function startPasteServer(extraEnv: Record<string, string> = {}) {
     ...extraEnv,
   };
   const server = await startServer(env);
-  return {
-    server,
-    env,
-    schema,
-    applicationName,
-    async stop() {
-      await server.stop();
-      await withPg((client) => client.query(`drop schema if exists "${schema}" cascade`));
-    },
-  };
+  return { server, env, schema: server.schema!, applicationName, stop: () => server.stop() };
 }
 
 export const createPaste = (server: RunningServer) => (content: string) =>

@@ -55,6 +55,8 @@ async function freePort(): Promise<number> {
 export interface RunningServer {
   url: string;
   process: ChildProcess;
+  /** Its PostgreSQL schema (on the real services), e.g. to count rows or share it with a second server. */
+  schema?: string;
   output(): string;
   stop(): Promise<void>;
 }
@@ -111,6 +113,7 @@ export async function startServer(env: Record<string, string> = {}): Promise<Run
   return {
     url,
     process: child,
+    schema: env.DATABASE_SCHEMA || schema || undefined,
     output: () => output,
     async stop() {
       // A child killed by a signal has signalCode set and exitCode still null.
