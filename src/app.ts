@@ -14,6 +14,8 @@ import { registerProblemHandlers, sendProblem, sendRawProblem, toAppError } from
 import { requestIdFor } from './platform/http/request-id.ts';
 import { registerSecurityHeaders } from './platform/http/security.ts';
 import { createSseHub } from './platform/http/sse.ts';
+import { registerGuestRoute } from './platform/identity/routes.ts';
+import { createUserTokens } from './platform/identity/tokens.ts';
 import { createScheduler, type Scheduler } from './platform/jobs/index.ts';
 import { platformMigrations } from './platform/migrations.ts';
 import type { HealthCheck, ModuleInstance, PlatformDeps, ServiceModule } from './platform/module.ts';
@@ -133,7 +135,8 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
 
   const instances = new Map<string, ModuleInstance>();
   const apis = new Map<string, unknown>(Object.entries(stubs));
-  const deps: PlatformDeps = { ...adapters, config, log: app.log, metrics, sse, modules: apis };
+  const userTokens = createUserTokens(config.secret);
+  const deps: PlatformDeps = { ...adapters, config, log: app.log, metrics, sse, userTokens, modules: apis };
   for (const module of modules) {
     const instance = await module.create(deps);
     instances.set(module.name, instance);
@@ -148,6 +151,7 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
     () => closing,
   );
   if (options.routes !== false) {
+    registerGuestRoute(app, userTokens);
     for (const instance of instances.values()) await instance.routes?.(app);
   }
   if (!app.hasRoute({ method: 'GET', url: '/' })) {

@@ -106,7 +106,7 @@ export const bookingModule: ServiceModule = {
         searchRoutes(app, search);
         seatsRoutes(app, seats, { maxSeats: settings.maxSeatsPerHold, adminApiKey: config.adminApiKey });
         waitingRoomRoutes(app, waitingRoom, live);
-        bookingsRoutes(app, bookings, config.adminApiKey);
+        bookingsRoutes(app, bookings, { adminApiKey: config.adminApiKey, userTokens: deps.userTokens });
         pageRoutes(app, { catalogue, search, seats, bookings, settings, clock });
       },
       jobs: [

@@ -1,20 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
-
-/**
- * Signed tokens (HMAC-SHA256 with the app secret). Each purpose is part of the signed text, so an
- * admission token can never pass as a ticket or the other way round.
- */
-export function signature(secret: string, purpose: string, parts: string[]): string {
-  return createHmac('sha256', secret)
-    .update(`${purpose}|${parts.join('|')}`)
-    .digest('base64url');
-}
-
-export function signatureMatches(secret: string, purpose: string, parts: string[], given: string): boolean {
-  const expected = Buffer.from(signature(secret, purpose, parts));
-  const actual = Buffer.from(given);
-  return actual.length === expected.length && timingSafeEqual(actual, expected);
-}
+import { signature, signatureMatches } from '../platform/signing.ts';
 
 /** Admission to a hot show's seat map: `<expires_ms>.<signature over show, user, expiry>`. */
 export function admissionToken(secret: string, showId: string, userId: string, expiresAt: Date): string {

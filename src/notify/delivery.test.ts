@@ -69,7 +69,9 @@ describe('workers', () => {
     const delivered = await status(id);
     assert.equal(delivered.channels[1].status, 'delivered');
     assert.equal(delivered.delivered_at, t.clock.now().toISOString());
-    const history = (await t.app.inject(`/api/users/${userId}/notifications?limit=1`)).json();
+    const history = (
+      await t.app.inject({ url: `/api/users/${userId}/notifications?limit=1`, headers: t.asUser(userId) })
+    ).json();
     assert.equal(history.notifications[0].id, id);
     assert.equal(history.notifications[0].channels.length, 2);
   });
@@ -262,22 +264,33 @@ describe('workers', () => {
     await t.publishDue();
     await eventually(async () => (await channelStatus(lost)).status === 'sent');
     const later = [await send(userId, ['email']), await send(userId, ['email'])];
-    const page1 = (await t.app.inject(`/api/users/${userId}/notifications?limit=2`)).json();
+    const page1 = (
+      await t.app.inject({ url: `/api/users/${userId}/notifications?limit=2`, headers: t.asUser(userId) })
+    ).json();
     assert.deepEqual(
       page1.notifications.map((n: { id: string }) => n.id),
       [later[1], later[0]],
     );
     const page2 = (
-      await t.app.inject(
-        `/api/users/${userId}/notifications?limit=2&cursor=${encodeURIComponent(page1.next_cursor)}`,
-      )
+      await t.app.inject({
+        url: `/api/users/${userId}/notifications?limit=2&cursor=${encodeURIComponent(page1.next_cursor)}`,
+        headers: t.asUser(userId),
+      })
     ).json();
     assert.deepEqual(
       page2.notifications.map((n: { id: string }) => n.id),
       [lost],
     );
     assert.equal(page2.next_cursor, null);
-    assert.equal((await t.app.inject(`/api/users/${userId}/notifications?cursor=bogus`)).statusCode, 400);
+    assert.equal(
+      (
+        await t.app.inject({
+          url: `/api/users/${userId}/notifications?cursor=bogus`,
+          headers: t.asUser(userId),
+        })
+      ).statusCode,
+      400,
+    );
   });
 
   test('health shows the breakers; metrics count deliveries by channel and status', async () => {

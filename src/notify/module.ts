@@ -94,7 +94,7 @@ export const notifyModule: ServiceModule = {
       api,
       async routes(app) {
         const { adminApiKey, env, secret } = deps.config;
-        notifyRoutes(app, service, preferences, adminApiKey);
+        notifyRoutes(app, service, preferences, { adminApiKey, userTokens: deps.userTokens });
         templateRoutes(app, { db, renderer: templateStore, clock, adminApiKey });
         await providerRoutes(app, { env, secret, db, clock, onReceipt, adminApiKey });
         notifyPages(app, {

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Static } from 'typebox';
+import type { UserTokens } from '../platform/identity/tokens.ts';
 import type { NotificationAccepted, NotificationRequest } from './api.ts';
 import { err } from './errors.ts';
 import type { PreferencesService } from './preferences.ts';
@@ -32,7 +33,7 @@ export function notifyRoutes(
   app: FastifyInstance,
   service: NotifyService,
   preferences: PreferencesService,
-  adminApiKey: string,
+  { adminApiKey, userTokens }: { adminApiKey: string; userTokens: UserTokens },
 ) {
   app.post(
     '/api/notifications',
@@ -113,9 +114,12 @@ export function notifyRoutes(
   app.get(
     '/api/users/:userId/notifications',
     {
+      onRequest: userTokens.ownerOnly((request) => (request.params as Params).userId, { adminApiKey }),
       schema: {
         tags,
-        summary: "A user's notifications, newest first",
+        summary: "A user's notifications, newest first (that user's token, or X-Admin-Key)",
+        description: "401 without a valid `Authorization: Bearer <user token>`; another user's token → 404.",
+        security: [{ userToken: [] }, { adminKey: [] }],
         params: UserParams,
         querystring: HistoryQuery,
         response: { 200: History },

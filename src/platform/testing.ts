@@ -6,6 +6,7 @@ import { type App, buildApp } from '../app.ts';
 import { type AdapterOptions, type Adapters, createAdapters } from './adapters.ts';
 import { type Clock, createTestClock, type TestClock } from './clock.ts';
 import { type Config, loadConfig, type ServiceName } from './config.ts';
+import { createUserTokens } from './identity/tokens.ts';
 import type { ServiceModule } from './module.ts';
 
 /**
@@ -104,6 +105,8 @@ export interface TestApp {
   adapters: TestAdapters;
   clock: TestClock;
   config: Config;
+  /** Headers proving the request comes from `userId` (its signed user token). */
+  asUser(userId: string): { authorization: string };
   close(): Promise<void>;
 }
 
@@ -139,6 +142,7 @@ export async function createTestApp(
     adapters,
     clock,
     config,
+    asUser: (userId) => ({ authorization: `Bearer ${createUserTokens(config.secret).issue(userId)}` }),
     async close() {
       await app.close();
       await adapters.close();

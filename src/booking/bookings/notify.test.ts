@@ -32,7 +32,10 @@ test('a confirmed booking reaches the notification service: e-mail queued to the
     contact: { email: 'rahul@example.com' },
   });
   assert.equal(booked.statusCode, 201, booked.body);
-  const listed = await t.app.inject(`/api/users/${held.user_id}/notifications`);
+  const listed = await t.app.inject({
+    url: `/api/users/${held.user_id}/notifications`,
+    headers: t.asUser(held.user_id),
+  });
   assert.equal(listed.statusCode, 200, listed.body);
   const confirmation = (listed.json() as Listed).notifications.find((n) => n.type === 'booking_confirmed');
   assert.ok(confirmation, listed.body);

@@ -89,7 +89,9 @@ describe('a successful payment', () => {
     for (const label of held.seats) assert.equal(seats[label], 'BOOKED');
     assert.equal(await holdStatus(held.hold_id), 'BOOKED');
     assert.deepEqual(await booking(body.booking_id), body);
-    const mine = (await t.app.inject(`/api/v1/users/${held.user_id}/bookings`)).json();
+    const mine = (
+      await t.app.inject({ url: `/api/v1/users/${held.user_id}/bookings`, headers: t.asUser(held.user_id) })
+    ).json();
     assert.deepEqual(
       mine.bookings.map((b: { booking_id: string }) => b.booking_id),
       [body.booking_id],

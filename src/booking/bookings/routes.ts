@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import type { UserTokens } from '../../platform/identity/tokens.ts';
 import { ADMIN, requireAdminKey } from '../admin.ts';
 import { IdParams, Uuid } from '../catalogue/schemas.ts';
 import {
@@ -15,7 +16,11 @@ import type { BookingsService } from './service.ts';
 
 const tags = ['booking'];
 
-export function bookingsRoutes(app: FastifyInstance, bookings: BookingsService, adminApiKey: string) {
+export function bookingsRoutes(
+  app: FastifyInstance,
+  bookings: BookingsService,
+  { adminApiKey, userTokens }: { adminApiKey: string; userTokens: UserTokens },
+) {
   app.post(
     '/api/v1/bookings',
     {
@@ -64,9 +69,12 @@ export function bookingsRoutes(app: FastifyInstance, bookings: BookingsService, 
   app.get(
     '/api/v1/users/:id/bookings',
     {
+      onRequest: userTokens.ownerOnly((request) => (request.params as { id: string }).id.toLowerCase()),
       schema: {
         tags,
-        summary: "A user's bookings, newest first",
+        summary: "A user's bookings, newest first (needs that user's token)",
+        description: "401 without a valid `Authorization: Bearer <user token>`; another user's token → 404.",
+        security: [{ userToken: [] }],
         params: Type.Object({ id: Uuid }),
         response: { 200: BookingList },
       },

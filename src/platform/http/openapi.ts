@@ -17,6 +17,7 @@ export async function registerOpenApi(app: FastifyInstance, baseUrl: string): Pr
       components: {
         securitySchemes: {
           apiKey: { type: 'http', scheme: 'bearer', description: 'A user API key' },
+          userToken: { type: 'http', scheme: 'bearer', description: 'A user token (POST /api/v1/guests)' },
           adminKey: { type: 'apiKey', in: 'header', name: 'x-admin-key', description: 'The admin API key' },
         },
       },

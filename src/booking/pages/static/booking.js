@@ -1,4 +1,4 @@
-import { api, userId } from './common.js';
+import { api } from './common.js';
 
 /** Booking page: follows a PENDING payment until it settles; cancels a confirmed booking. */
 const app = document.getElementById('booking-app');
@@ -20,7 +20,8 @@ document.getElementById('cancel')?.addEventListener('click', async (event) => {
   const button = event.currentTarget;
   if (!confirm('Cancel this booking?')) return;
   button.disabled = true;
-  const user = app.dataset.userId === userId() ? userId() : app.dataset.userId;
+  // The booking's page is its capability: whoever holds its link may cancel it.
+  const user = app.dataset.userId;
   let result = await api('POST', `/api/v1/bookings/${bookingId}/cancel`, { user_id: user });
   if (result.status === 409 && result.data.code === 'refund_cutoff_passed') {
     if (confirm(`${result.data.detail}\n\nCancel without a refund?`)) {

@@ -1,11 +1,21 @@
 /** Shared by the booking pages: who this browser is, and JSON calls that surface problem+json. */
-export function userId() {
-  let id = localStorage.getItem('booking.user_id');
-  if (!id) {
-    id = crypto.randomUUID();
-    localStorage.setItem('booking.user_id', id);
+
+/**
+ * This browser's guest identity: a user id and the token proving it (`POST /api/v1/guests`),
+ * kept in localStorage. The token is what lets "My bookings" read this user's history.
+ */
+export async function identity() {
+  let user = localStorage.getItem('booking.user_id');
+  let token = localStorage.getItem('booking.user_token');
+  if (!user || !token) {
+    const { ok, data } = await api('POST', '/api/v1/guests');
+    if (!ok) throw new Error(data.detail ?? 'Could not start a guest session');
+    user = data.user_id;
+    token = data.token;
+    localStorage.setItem('booking.user_id', user);
+    localStorage.setItem('booking.user_token', token);
   }
-  return id;
+  return { user, token };
 }
 
 export async function api(method, url, body, headers = {}) {

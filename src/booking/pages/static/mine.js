@@ -1,8 +1,11 @@
-import { api, money, userId } from './common.js';
+import { api, identity, money } from './common.js';
 
-/** My bookings: the bookings of this browser's user id. */
+/** My bookings: the bookings of this browser's guest identity, read with its token. */
 const list = document.getElementById('my-bookings');
-const { ok, data } = await api('GET', `/api/v1/users/${userId()}/bookings`);
+const { user, token } = await identity();
+const { ok, data } = await api('GET', `/api/v1/users/${user}/bookings`, undefined, {
+  authorization: `Bearer ${token}`,
+});
 if (!ok || data.bookings.length === 0) {
   const li = document.createElement('li');
   li.className = 'muted';

@@ -1,4 +1,4 @@
-import { admissionKey, api, userId } from './common.js';
+import { admissionKey, api, identity } from './common.js';
 
 /** Waiting room: live position over SSE (polling as a fallback); on admission, on to the seat map. */
 const app = document.getElementById('queue-app');
@@ -7,7 +7,7 @@ const position = document.getElementById('position');
 const wait = document.getElementById('wait');
 const status = document.getElementById('queue-status');
 const go = document.getElementById('go');
-const user = userId();
+const { user } = await identity();
 let done = false;
 
 function show(data) {

@@ -1,4 +1,4 @@
-import { admissionKey, api, money, userId } from './common.js';
+import { admissionKey, api, identity, money } from './common.js';
 
 /**
  * The seat map: pick seats, hold them (all or nothing, with a countdown), pay with a card.
@@ -17,7 +17,7 @@ const countdown = document.getElementById('countdown');
 const message = document.getElementById('message');
 const payForm = document.getElementById('pay-form');
 const payButton = document.getElementById('pay');
-const user = userId();
+const { user } = await identity();
 
 let seats = [];
 const picked = new Set();

@@ -1,0 +1,30 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import type { UserTokens } from './tokens.ts';
+
+const Guest = Type.Object({
+  user_id: Type.String({ format: 'uuid' }),
+  token: Type.String({ description: "Send as Authorization: Bearer <token> to read this user's history" }),
+});
+
+/** `POST /api/v1/guests`: a new user id and the token proving it (guest checkout, no sign-up). */
+export function registerGuestRoute(app: FastifyInstance, tokens: UserTokens) {
+  app.post(
+    '/api/v1/guests',
+    {
+      schema: {
+        tags: ['users'],
+        summary: 'A new guest identity: a random user id and its token',
+        description:
+          'Use `user_id` in holds, bookings and notifications; send `token` as `Authorization: Bearer` to ' +
+          "read that user's bookings and notifications. Tokens are never issued for an existing user id.",
+        response: { 201: Guest },
+      },
+    },
+    async (_request, reply) => {
+      const userId = randomUUID();
+      return reply.code(201).send({ user_id: userId, token: tokens.issue(userId) });
+    },
+  );
+}
