@@ -1,35 +1,50 @@
-import { type Migration, Migrator } from 'kysely/migration';
+import { type Kysely, sql } from 'kysely';
 import type { Database } from './index.ts';
+
+/** One schema change; `up` runs inside the migration transaction. */
+export interface Migration {
+  // biome-ignore lint/suspicious/noExplicitAny: migrations create tables the typed schema does not know yet
+  up(db: Kysely<any>): Promise<void>;
+}
 
 export type Migrations = Record<string, Migration>;
 
 /**
- * Runs one module's migrations. Each module keeps its own history table, so modules can be
- * deployed independently; Kysely's Postgres adapter takes a transaction-level advisory lock
- * named after that table, so several processes starting at once migrate exactly once.
+ * Runs one module's pending migrations, in name order, in one transaction. Each module keeps its
+ * own history table (`migrations_<module>`, the same shape Kysely's Migrator used) so modules can
+ * be deployed independently. A transaction-level advisory lock named after the schema and module
+ * makes several processes starting at once migrate exactly once.
+ *
+ * Not Kysely's Migrator: it checks for its tables by introspecting every table of every schema
+ * with `pg_get_serial_sequence`, which fails ("schema … does not exist") when another schema is
+ * dropped at that moment (a parallel test, another tenant). This only reads its own table.
  */
 export async function migrateModule(
   database: Database,
   module: string,
   migrations: Migrations,
 ): Promise<void> {
-  const migrator = new Migrator({
-    db: database.db,
-    // Without the schema, Kysely would take a history table of the same name in another schema
-    // (another tenant, a parallel test) for its own and skip creating it.
-    migrationTableSchema: database.schema,
-    provider: { getMigrations: async () => migrations },
-    migrationTableName: `migrations_${module}`,
-    migrationLockTableName: `migrations_${module}_lock`,
-  });
-  const { error, results } = await migrator.migrateToLatest();
-  const failed = results?.find((result) => result.status === 'Error');
-  if (error || failed) {
-    throw new Error(
-      `migration ${failed?.migrationName ?? ''} of module "${module}" failed: ${String(error)}`,
-      {
-        cause: error,
-      },
+  const history = sql.table(`${database.schema}.migrations_${module}`);
+  await database.db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(hashtext(${`${database.schema}.migrations_${module}`}))`.execute(
+      trx,
     );
-  }
+    await sql`create table if not exists ${history} (
+      name varchar(255) primary key,
+      timestamp varchar(255) not null
+    )`.execute(trx);
+    const { rows } = await sql<{ name: string }>`select name from ${history}`.execute(trx);
+    const done = new Set(rows.map((row) => row.name));
+    for (const name of Object.keys(migrations).sort()) {
+      if (done.has(name)) continue;
+      try {
+        await migrations[name].up(trx);
+      } catch (error) {
+        throw new Error(`migration ${name} of module "${module}" failed: ${String(error)}`, { cause: error });
+      }
+      await sql`insert into ${history} (name, timestamp) values (${name}, ${new Date().toISOString()})`.execute(
+        trx,
+      );
+    }
+  });
 }
