@@ -37,7 +37,10 @@ const scenario: Scenario = {
     ],
   }),
   async verify(base) {
-    const response = await fetch(`${base}/api/users/bench-user-0/notifications?limit=1`);
+    // History needs the user's token or the admin key; the app inherits this environment.
+    const response = await fetch(`${base}/api/users/bench-user-0/notifications?limit=1`, {
+      headers: { 'x-admin-key': process.env.ADMIN_API_KEY ?? 'dev-admin-key' },
+    });
     if (!response.ok) throw new Error(`history: ${response.status}`);
     return [`history of bench-user-0 answers ${response.status}`];
   },
