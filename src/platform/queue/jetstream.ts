@@ -75,6 +75,9 @@ export async function createJetStreamQueue(
     name: `${ns}-queue`,
     maxReconnectAttempts: -1,
     reconnectTimeWait: 500,
+    // nats.js otherwise captures a stack trace for every request (each publish's ack) to report
+    // where a timed-out request came from; that showed in the accept and worker profiles.
+    noAsyncTraces: true,
   });
   const jsm: JetStreamManager = await jetstreamManager(nc);
   const js: JetStreamClient = jetstream(nc);
