@@ -61,18 +61,19 @@ export function createAccept(deps: {
     });
   }
 
-  /** The stored notification under the client id and the user's preferences (one query), and push subscriptions. */
+  /** The stored notification under the client id, the user's preferences and push subscriptions (one query). */
   function lookups(request: Validated, clientId: string | undefined) {
-    const found = Promise.all([
-      repo.acceptLookup(request.user_id, clientId ?? null),
-      request.channels.includes('push') ? repo.subscriptions(request.user_id) : [],
-    ]);
+    const found = repo.acceptLookup({
+      userId: request.user_id,
+      clientId: clientId ?? null,
+      withSubscriptions: request.channels.includes('push'),
+    });
     found.catch(() => {}); // awaited later, or not at all when the request is refused
     return found;
   }
 
   async function channelOutcomes(request: Validated, now: Date, found: ReturnType<typeof lookups>) {
-    const [{ prefs: row }, subscriptions] = await found;
+    const { prefs: row, subscriptions } = await found;
     const prefs = toPreferences(row);
     const sendAt = request.send_at ? new Date(request.send_at) : undefined;
     const results: (ChannelResult & { scheduledFor: Date | null })[] = [];
@@ -121,7 +122,7 @@ export function createAccept(deps: {
     const now = clock.now();
     const found = lookups(request, clientId);
     if (clientId) {
-      const [{ earlier }] = await found;
+      const { earlier } = await found;
       if (earlier && now.getTime() - earlier.created_at.getTime() < DEDUP_WINDOW_MS) {
         if (earlier.request_hash !== hash) throw err('idempotency_key_reused');
         return earlier.accepted;

@@ -31,14 +31,16 @@ export function createDeliveryHandler(deps: {
 
   return async function handle(message: Delivery<DeliveryMessage>): Promise<void> {
     const { notificationId, channel } = message.payload;
-    const found = await repo.forSend(notificationId, channel);
+    const now = clock.now();
+    // Reads what the send needs and sets `sending` in one statement, shared with the other
+    // messages this worker is taking at the same time.
+    const found = await repo.claim(notificationId, channel, now);
     if (!found) {
       log.warn({ notificationId, channel }, 'queue message for an unknown delivery: dropped');
       return;
     }
     const { delivery, notification } = found;
     if (!OPEN.includes(delivery.status)) return;
-    const now = clock.now();
     if (delivery.scheduled_for && delivery.scheduled_for > now) {
       throw new RetryLater(delivery.scheduled_for.getTime() - now.getTime(), 'scheduled');
     }
@@ -47,7 +49,7 @@ export function createDeliveryHandler(deps: {
       return repo.updateDelivery(notificationId, channel, fields, clock.now());
     };
     const prefs = toPreferences(found.prefs);
-    await set({ status: 'sending' });
+    counter.inc({ channel, status: 'sending' });
     let provider: string | null = null;
     try {
       const rendered = await templates
@@ -62,7 +64,7 @@ export function createDeliveryHandler(deps: {
         userId: notification.user_id,
         email: prefs.email ?? undefined,
         phone: prefs.phone ?? undefined,
-        pushSubscriptions: channel === 'push' ? await repo.subscriptions(notification.user_id) : undefined,
+        pushSubscriptions: channel === 'push' ? found.subscriptions : undefined,
       };
       const result = await senders[channel].send({
         deliveryId: `${notificationId}:${channel}`,

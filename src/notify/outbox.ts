@@ -74,12 +74,16 @@ export function createOutbox(deps: {
     async publishNow(deliveries: { notificationId: string; channel: Channel; userId: string; lane: Lane }[]) {
       const failed = (d: { notificationId: string }) => (error: unknown) =>
         log.warn({ err: error, notificationId: d.notificationId }, 'publish failed; the sweep will retry');
-      for (const d of deliveries) {
-        // Waits for the queue's ack, not for the `published_at` mark: a lost mark only means the
-        // sweep publishes again, and the message id makes the queue drop that copy.
-        const published = await publish(d).catch(failed(d));
-        published?.marked.catch(failed(d));
-      }
+      // The channels go to different topics, so nothing orders them: publish them all at once and
+      // wait for the acks together (one round trip instead of one per channel). Waits for the
+      // queue's ack, not for the `published_at` mark: a lost mark only means the sweep publishes
+      // again, and the message id makes the queue drop that copy.
+      await Promise.all(
+        deliveries.map(async (d) => {
+          const published = await publish(d).catch(failed(d));
+          published?.marked.catch(failed(d));
+        }),
+      );
     },
 
     async publishDue(): Promise<number> {

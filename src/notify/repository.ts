@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { createGroup } from '../platform/db/group.ts';
 import type { Db } from '../platform/db/index.ts';
 import type { Channel, ChannelOutcome, NotificationAccepted, Priority } from './api.ts';
 import type { PushSubscription } from './ports.ts';
@@ -62,9 +63,221 @@ export interface AttemptRow {
 }
 
 export type NewDelivery = Pick<DeliveryRow, 'channel' | 'status' | 'reason' | 'scheduled_for'>;
+export type NewNotification = Omit<NotificationRow, 'accepted'> & { accepted: NotificationAccepted };
+
+export interface AcceptLookupInput {
+  userId: string;
+  clientId: string | null;
+  withSubscriptions: boolean;
+}
+
+interface ClaimInput {
+  notificationId: string;
+  channel: Channel;
+  now: Date;
+}
+
+export interface Claimed {
+  delivery: DeliveryRow;
+  notification: Pick<NotificationRow, 'user_id' | 'type' | 'data'>;
+  prefs?: PreferencesRow;
+  subscriptions: PushSubscription[];
+  /** Set to `sending` by this claim: it was open and due. */
+  claimed: boolean;
+}
+
+interface SentInput {
+  notificationId: string;
+  channel: Channel;
+  at: Date;
+  provider: string;
+  providerMessageId: string;
+  content: string;
+  sentAt: Date;
+}
+
+interface ReceiptInput {
+  provider: string | null;
+  providerMessageId: string;
+  at: Date;
+}
+
+export interface AcceptLookup {
+  earlier?: NotificationRow;
+  prefs?: PreferencesRow;
+  subscriptions: PushSubscription[];
+}
 
 /** SQL only; the rules live in accept.ts and delivery.ts. */
 export function createNotifyRepository(db: Db) {
+  async function acceptLookups(inputs: AcceptLookupInput[]): Promise<AcceptLookup[]> {
+    const { rows } = await sql<{
+      earlier: (Omit<NotificationRow, 'created_at'> & { created_at: string }) | null;
+      prefs: PreferencesRow | null;
+      subscriptions: { endpoint: string; p256dh: string; auth: string }[] | null;
+    }>`select
+          (select to_jsonb(n) from notifications n where n.user_id = k.user_id and n.client_id = k.client_id)
+            as earlier,
+          (select to_jsonb(p) from (select user_id, push_enabled, sms_enabled, email_enabled,
+              quiet_hours_start::text as quiet_hours_start, quiet_hours_end::text as quiet_hours_end,
+              timezone, email, phone, locale
+            from notify_preferences where user_id = k.user_id) p) as prefs,
+          case when k.push then (select coalesce(jsonb_agg(jsonb_build_object('endpoint', s.endpoint,
+              'p256dh', s.p256dh, 'auth', s.auth) order by s.created_at), '[]'::jsonb)
+            from notify_push_subscriptions s where s.user_id = k.user_id) end as subscriptions
+        from unnest(${inputs.map((i) => i.userId)}::text[], ${inputs.map((i) => i.clientId)}::text[],
+          ${inputs.map((i) => i.withSubscriptions)}::boolean[]) with ordinality as k(user_id, client_id, push, position)
+        order by k.position`.execute(db);
+    return rows.map(({ earlier, prefs, subscriptions }) => ({
+      earlier: earlier ? { ...earlier, created_at: new Date(earlier.created_at) } : undefined,
+      prefs: prefs ?? undefined,
+      subscriptions: (subscriptions ?? []).map((s) => ({
+        endpoint: s.endpoint,
+        keys: { p256dh: s.p256dh, auth: s.auth },
+      })),
+    }));
+  }
+  const acceptLookupGroup = createGroup<AcceptLookupInput, AcceptLookup>({
+    one: async (input) => (await acceptLookups([input]))[0],
+    many: acceptLookups,
+  });
+
+  async function insertNotifications(items: { n: NewNotification; deliveries: NewDelivery[] }[]) {
+    const notifications = items.map((item) => item.n);
+    const deliveries = items.flatMap(({ n, deliveries }) => deliveries.map((d) => ({ id: n.id, ...d })));
+    await sql`with n as (
+        insert into notifications (id, user_id, client_id, request_hash, type, priority, lane, batch_id,
+          data, accepted, created_at)
+        select id, user_id, client_id, request_hash, type, priority, lane, batch_id, data::jsonb, accepted::jsonb,
+          created_at
+        from unnest(${notifications.map((n) => n.id)}::uuid[], ${notifications.map((n) => n.user_id)}::text[],
+          ${notifications.map((n) => n.client_id)}::text[], ${notifications.map((n) => n.request_hash)}::text[],
+          ${notifications.map((n) => n.type)}::text[], ${notifications.map((n) => n.priority)}::text[],
+          ${notifications.map((n) => n.lane)}::text[], ${notifications.map((n) => n.batch_id)}::uuid[],
+          ${notifications.map((n) => JSON.stringify(n.data))}::text[],
+          ${notifications.map((n) => JSON.stringify(n.accepted))}::text[],
+          ${notifications.map((n) => n.created_at)}::timestamptz[])
+          as v(id, user_id, client_id, request_hash, type, priority, lane, batch_id, data, accepted, created_at)
+        returning id, user_id, lane, created_at)
+      insert into notification_deliveries (notification_id, channel, user_id, lane, status, reason,
+        created_at, scheduled_for, updated_at)
+      select n.id, d.channel, n.user_id, n.lane, d.status, d.reason, n.created_at, d.scheduled_for, n.created_at
+      from unnest(${deliveries.map((d) => d.id)}::uuid[], ${deliveries.map((d) => d.channel)}::text[],
+        ${deliveries.map((d) => d.status)}::text[], ${deliveries.map((d) => d.reason)}::text[],
+        ${deliveries.map((d) => d.scheduled_for)}::timestamptz[])
+        with ordinality as d(notification_id, channel, status, reason, scheduled_for, position)
+      join n on n.id = d.notification_id
+      order by d.position`.execute(db);
+  }
+  const insertGroup = createGroup<{ n: NewNotification; deliveries: NewDelivery[] }, void>({
+    one: (item) => insertNotifications([item]),
+    many: async (items) => {
+      await insertNotifications(items);
+      return items.map(() => undefined);
+    },
+    // Two requests with one client id never share a statement: the second must see the first.
+    key: ({ n }) => (n.client_id === null ? n.id : `${n.user_id}\n${n.client_id}`),
+  });
+
+  async function claimMany(inputs: ClaimInput[]): Promise<(Claimed | undefined)[]> {
+    const { rows } = await sql<
+      DeliveryRow & {
+        position: string;
+        type: string;
+        data: Record<string, unknown>;
+        prefs: PreferencesRow | null;
+        subscriptions: { endpoint: string; p256dh: string; auth: string }[] | null;
+        claimed: boolean;
+      }
+    >`with k as (
+          select * from unnest(${inputs.map((i) => i.notificationId)}::uuid[], ${inputs.map((i) => i.channel)}::text[],
+            ${inputs.map((i) => i.now)}::timestamptz[]) with ordinality as k(notification_id, channel, now, position)),
+        claimed as (
+          update notification_deliveries d set status = 'sending', updated_at = k.now
+          from k where d.notification_id = k.notification_id and d.channel = k.channel
+            and d.status in ('queued', 'scheduled', 'sending') and (d.scheduled_for is null or d.scheduled_for <= k.now)
+          returning d.notification_id, d.channel)
+        select k.position, d.*, n.type, n.data, (claimed.notification_id is not null) as claimed,
+          (select to_jsonb(p) from (
+            select user_id, push_enabled, sms_enabled, email_enabled, quiet_hours_start::text as quiet_hours_start,
+              quiet_hours_end::text as quiet_hours_end, timezone, email, phone, locale
+            from notify_preferences where user_id = d.user_id) p) as prefs,
+          case when d.channel = 'push' then (select coalesce(jsonb_agg(jsonb_build_object('endpoint', s.endpoint,
+              'p256dh', s.p256dh, 'auth', s.auth) order by s.created_at), '[]'::jsonb)
+            from notify_push_subscriptions s where s.user_id = d.user_id) end as subscriptions
+        from k join notification_deliveries d on d.notification_id = k.notification_id and d.channel = k.channel
+          join notifications n on n.id = d.notification_id
+          left join claimed on claimed.notification_id = k.notification_id and claimed.channel = k.channel`.execute(
+      db,
+    );
+    const byPosition = new Map(rows.map((row) => [Number(row.position), row]));
+    return inputs.map((_, i) => {
+      const row = byPosition.get(i + 1);
+      if (!row) return undefined;
+      const { position: _p, type, data, prefs, subscriptions, claimed, ...delivery } = row;
+      return {
+        // The row as it was before this claim (the statement's snapshot): `status` is the old one.
+        delivery,
+        notification: { user_id: delivery.user_id, type, data },
+        prefs: prefs ?? undefined,
+        subscriptions: (subscriptions ?? []).map((s) => ({
+          endpoint: s.endpoint,
+          keys: { p256dh: s.p256dh, auth: s.auth },
+        })),
+        claimed,
+      };
+    });
+  }
+  const claimGroup = createGroup<ClaimInput, Claimed | undefined>({
+    one: async (input) => (await claimMany([input]))[0],
+    many: claimMany,
+    key: (input) => `${input.notificationId}:${input.channel}`,
+  });
+
+  async function recordSentMany(inputs: SentInput[]): Promise<void> {
+    await sql`with s as (
+          select * from unnest(${inputs.map((i) => i.notificationId)}::uuid[], ${inputs.map((i) => i.channel)}::text[],
+            ${inputs.map((i) => i.at)}::timestamptz[], ${inputs.map((i) => i.provider)}::text[],
+            ${inputs.map((i) => i.providerMessageId)}::text[], ${inputs.map((i) => i.content)}::text[],
+            ${inputs.map((i) => i.sentAt)}::timestamptz[])
+            with ordinality as s(notification_id, channel, at, provider, provider_message_id, content, sent_at, position)),
+        d as (
+          update notification_deliveries d set attempts = d.attempts + 1, status = 'sent', reason = null,
+            content = s.content, provider = s.provider, provider_message_id = s.provider_message_id,
+            sent_at = s.sent_at, updated_at = s.sent_at
+          from s where d.notification_id = s.notification_id and d.channel = s.channel
+          returning d.notification_id, d.channel, d.attempts, s.at, s.provider, s.position)
+        insert into notification_attempts (notification_id, channel, attempt, at, error, provider)
+        select notification_id, channel, attempts, at, null, provider from d order by position`.execute(db);
+  }
+  const recordSentGroup = createGroup<SentInput, void>({
+    one: (input) => recordSentMany([input]),
+    many: async (inputs) => {
+      await recordSentMany(inputs);
+      return inputs.map(() => undefined);
+    },
+    key: (input) => `${input.notificationId}:${input.channel}`,
+  });
+
+  async function markDeliveredMany(inputs: ReceiptInput[]): Promise<boolean[]> {
+    // Provider message ids are unique ids (UUIDs, provider sids); the receipts webhook names the
+    // provider kind, not the instance that sent, so `null` matches on the message id alone.
+    const { rows } = await sql<{ position: string }>`with r as (
+          select * from unnest(${inputs.map((i) => i.provider)}::text[], ${inputs.map((i) => i.providerMessageId)}::text[],
+            ${inputs.map((i) => i.at)}::timestamptz[]) with ordinality as r(provider, provider_message_id, at, position))
+        update notification_deliveries d set status = 'delivered', delivered_at = r.at, updated_at = r.at
+        from r where d.provider_message_id = r.provider_message_id
+          and (r.provider is null or d.provider = r.provider) and d.status in ('sending', 'sent')
+        returning r.position`.execute(db);
+    const done = new Set(rows.map((row) => Number(row.position)));
+    return inputs.map((_, i) => done.has(i + 1));
+  }
+  const markDeliveredGroup = createGroup<ReceiptInput, boolean>({
+    one: async (input) => (await markDeliveredMany([input]))[0],
+    many: markDeliveredMany,
+    key: (input) => input.providerMessageId,
+  });
+
   return {
     async preferences(userId: string): Promise<PreferencesRow | undefined> {
       const { rows } = await sql<PreferencesRow>`select user_id, push_enabled, sms_enabled, email_enabled,
@@ -125,28 +338,10 @@ export function createNotifyRepository(db: Db) {
 
     /**
      * What accepting needs first, in one round trip: the notification stored under the client id
-     * (when one is given) and the user's preferences.
+     * (when one is given), the user's preferences and, when push is asked for, the push
+     * subscriptions. Concurrent accepts share one query (group commit, `createGroup`).
      */
-    async acceptLookup(
-      userId: string,
-      clientId: string | null,
-    ): Promise<{ earlier?: NotificationRow; prefs?: PreferencesRow }> {
-      const { rows } = await sql<{
-        earlier: (Omit<NotificationRow, 'created_at'> & { created_at: string }) | null;
-        prefs: PreferencesRow | null;
-      }>`select (select to_jsonb(n) from notifications n where n.user_id = ${userId} and n.client_id = ${clientId})
-            as earlier,
-          (select to_jsonb(p) from (select user_id, push_enabled, sms_enabled, email_enabled,
-              quiet_hours_start::text as quiet_hours_start, quiet_hours_end::text as quiet_hours_end,
-              timezone, email, phone, locale
-            from notify_preferences where user_id = ${userId}) p) as prefs`.execute(db);
-      const { earlier, prefs } = rows[0];
-      return {
-        earlier: earlier ? { ...earlier, created_at: new Date(earlier.created_at) } : undefined,
-        prefs: prefs ?? undefined,
-      };
-    },
-
+    acceptLookup: (input: AcceptLookupInput) => acceptLookupGroup(input),
     /** An id older than the dedup window may be used again: the old record lets go of it. */
     async releaseClientId(id: string): Promise<void> {
       await sql`update notifications set client_id = null where id = ${id}::uuid`.execute(db);
@@ -154,28 +349,11 @@ export function createNotifyRepository(db: Db) {
 
     /**
      * The notification and its deliveries in one statement (a data-modifying CTE), so all of it
-     * is stored or none, in one round trip and one commit instead of begin, n + 1 inserts, commit.
+     * is stored or none. Concurrent accepts share the statement, its round trip and its commit
+     * (group commit); when the shared statement fails, each accept is tried alone, so one bad
+     * row fails only its own request.
      */
-    async insert(
-      n: Omit<NotificationRow, 'accepted'> & { accepted: NotificationAccepted },
-      deliveries: NewDelivery[],
-    ) {
-      await sql`with n as (
-          insert into notifications (id, user_id, client_id, request_hash, type, priority, lane, batch_id,
-            data, accepted, created_at)
-          values (${n.id}::uuid, ${n.user_id}, ${n.client_id}, ${n.request_hash}, ${n.type}, ${n.priority}, ${n.lane},
-            ${n.batch_id}::uuid, ${JSON.stringify(n.data)}::jsonb, ${JSON.stringify(n.accepted)}::jsonb,
-            ${n.created_at})
-          returning id, user_id, lane, created_at)
-        insert into notification_deliveries (notification_id, channel, user_id, lane, status, reason,
-          created_at, scheduled_for, updated_at)
-        select n.id, d.channel, n.user_id, n.lane, d.status, d.reason, n.created_at, d.scheduled_for, n.created_at
-        from n cross join unnest(${deliveries.map((d) => d.channel)}::text[], ${deliveries.map((d) => d.status)}::text[],
-          ${deliveries.map((d) => d.reason)}::text[], ${deliveries.map((d) => d.scheduled_for)}::timestamptz[])
-          with ordinality as d(channel, status, reason, scheduled_for, position)
-        order by d.position`.execute(db);
-    },
-
+    insert: (n: NewNotification, deliveries: NewDelivery[]) => insertGroup({ n, deliveries }),
     async markPublished(notificationId: string, channel: Channel, now: Date): Promise<void> {
       await sql`update notification_deliveries set published_at = ${now}
         where notification_id = ${notificationId}::uuid and channel = ${channel}`.execute(db);
@@ -242,32 +420,14 @@ export function createNotifyRepository(db: Db) {
       return rows[0];
     },
 
-    /** What the worker needs in one round trip: the delivery, its notification and the user's preferences. */
-    async forSend(
-      notificationId: string,
-      channel: Channel,
-    ): Promise<
-      | {
-          delivery: DeliveryRow;
-          notification: Pick<NotificationRow, 'user_id' | 'type' | 'data'>;
-          prefs?: PreferencesRow;
-        }
-      | undefined
-    > {
-      const { rows } = await sql<
-        DeliveryRow & { type: string; data: Record<string, unknown>; prefs: PreferencesRow | null }
-      >`select d.*, n.type, n.data, (select to_jsonb(p) - 'updated_at' from (
-            select user_id, push_enabled, sms_enabled, email_enabled, quiet_hours_start::text as quiet_hours_start,
-              quiet_hours_end::text as quiet_hours_end, timezone, email, phone, locale
-            from notify_preferences where user_id = d.user_id) p) as prefs
-        from notification_deliveries d join notifications n on n.id = d.notification_id
-        where d.notification_id = ${notificationId}::uuid and d.channel = ${channel}`.execute(db);
-      const row = rows[0];
-      if (!row) return undefined;
-      const { type, data, prefs, ...delivery } = row;
-      return { delivery, notification: { user_id: delivery.user_id, type, data }, prefs: prefs ?? undefined };
-    },
-
+    /**
+     * What the worker needs in one round trip, and the claim: the delivery (as it was), its
+     * notification, the user's preferences and push subscriptions; a delivery still open and due
+     * is set to `sending` in the same statement (`claimed`). Concurrent claims share the
+     * statement (group commit).
+     */
+    claim: (notificationId: string, channel: Channel, now: Date) =>
+      claimGroup({ notificationId, channel, now }),
     async updateDelivery(
       notificationId: string,
       channel: Channel,
@@ -283,39 +443,22 @@ export function createNotifyRepository(db: Db) {
 
     /**
      * A provider's delivery receipt (for the receipts webhook): `sent` → `delivered`. Returns
-     * false for an unknown message; a repeated receipt changes nothing.
+     * false for an unknown message; a repeated receipt changes nothing. Concurrent receipts share
+     * one statement.
      */
-    async markDelivered(provider: string | null, providerMessageId: string, at: Date): Promise<boolean> {
-      // Provider message ids are unique ids (UUIDs, provider sids); the receipts webhook names the
-      // provider kind, not the instance that sent, so `null` matches on the message id alone.
-      const result = await sql`update notification_deliveries set status = 'delivered', delivered_at = ${at},
-          updated_at = ${at}
-        where provider_message_id = ${providerMessageId}
-          and (${provider}::text is null or provider = ${provider}) and status in ('sending', 'sent')`.execute(
-        db,
-      );
-      return Number(result.numAffectedRows ?? 0n) > 0;
-    },
+    markDelivered: (provider: string | null, providerMessageId: string, at: Date) =>
+      markDeliveredGroup({ provider, providerMessageId, at }),
 
     /**
      * A successful provider try in one statement: counts and logs the attempt and records the
      * delivery as `sent` (what `recordAttempt` followed by `updateDelivery` did in three).
+     * Concurrent sends of different deliveries share the statement (group commit).
      */
-    async recordSent(
+    recordSent: (
       notificationId: string,
       channel: Channel,
       sent: { at: Date; provider: string; providerMessageId: string; content: string; sentAt: Date },
-    ): Promise<void> {
-      await sql`with d as (
-          update notification_deliveries set attempts = attempts + 1, status = 'sent', reason = null,
-            content = ${sent.content}, provider = ${sent.provider}, provider_message_id = ${sent.providerMessageId},
-            sent_at = ${sent.sentAt}, updated_at = ${sent.sentAt}
-          where notification_id = ${notificationId}::uuid and channel = ${channel} returning attempts)
-        insert into notification_attempts (notification_id, channel, attempt, at, error, provider)
-        select ${notificationId}::uuid, ${channel}, attempts, ${sent.at}, null, ${sent.provider} from d`.execute(
-        db,
-      );
-    },
+    ) => recordSentGroup({ notificationId, channel, ...sent }),
 
     /** Counts a provider try on the delivery and logs it; returns the try's number. */
     async recordAttempt(

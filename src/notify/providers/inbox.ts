@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../platform/clock.ts';
+import { createGroup } from '../../platform/db/group.ts';
 import type { JobDefinition } from '../../platform/jobs/index.ts';
 import type { Channel } from '../api.ts';
 import type { OutboundMessage, Provider, SendResult } from '../ports.ts';
@@ -27,6 +28,35 @@ interface Tables {
 
 export function inboxRepository(anyDb: AnyDb) {
   const db = anyDb as Kysely<Tables>;
+  const insertNew = (rows: InboxRow[]) =>
+    db
+      .insertInto('notify_inbox')
+      .values(rows)
+      .onConflict((c) => c.column('delivery_id').doNothing())
+      .returningAll()
+      .execute();
+  /**
+   * Stores once per delivery id; a repeat returns the row stored the first time. Messages the
+   * workers send at the same time share one insert (group commit); a repeat, which the shared
+   * insert skips, is looked up alone.
+   */
+  const store = createGroup<InboxRow, InboxRow | undefined>({
+    one: async (row) => {
+      const [inserted] = await insertNew([row]);
+      if (inserted) return inserted;
+      return db
+        .selectFrom('notify_inbox')
+        .selectAll()
+        .where('delivery_id', '=', row.delivery_id)
+        .executeTakeFirstOrThrow();
+    },
+    many: async (rows) => {
+      const inserted = new Map((await insertNew(rows)).map((row) => [row.delivery_id, row]));
+      return rows.map((row) => inserted.get(row.delivery_id));
+    },
+    key: (row) => row.delivery_id,
+    retry: (row) => row === undefined,
+  });
   return {
     /** Newest first. */
     list: (filter: { userId?: string; channel?: Channel; limit?: number } = {}) => {
@@ -47,21 +77,7 @@ export function inboxRepository(anyDb: AnyDb) {
         (await db.deleteFrom('notify_inbox').where('created_at', '<', before).executeTakeFirst())
           .numDeletedRows,
       ),
-    /** Stores once per delivery id; a repeat returns the row stored the first time. */
-    store: async (row: InboxRow): Promise<InboxRow> => {
-      const inserted = await db
-        .insertInto('notify_inbox')
-        .values(row)
-        .onConflict((c) => c.column('delivery_id').doNothing())
-        .returningAll()
-        .executeTakeFirst();
-      if (inserted) return inserted;
-      return db
-        .selectFrom('notify_inbox')
-        .selectAll()
-        .where('delivery_id', '=', row.delivery_id)
-        .executeTakeFirstOrThrow();
-    },
+    store: async (row: InboxRow): Promise<InboxRow> => (await store(row))!,
   };
 }
 
