@@ -2,7 +2,11 @@ import { type FilterImplOptions, filters, Liquid, type Template } from 'liquidjs
 
 type FilterHandler = Extract<FilterImplOptions, (...args: never[]) => unknown>;
 
+import { LRUCache } from 'lru-cache';
 import QRCode from 'qrcode';
+
+/** Formatted dates by (value, format, zone), shared by both engines: a booking's show time renders once per zone. */
+const dates = new LRUCache<string, { value: unknown }>({ max: 10_000 });
 
 /**
  * Two LiquidJS engines with the same filters: text parts render values as they are; the HTML
@@ -21,7 +25,22 @@ function createEngine(html: boolean): Liquid {
   // `date` in the recipient's time zone: an explicit zone argument still wins.
   liquid.registerFilter('date', function (value: unknown, format?: string, zone?: string | number) {
     const timeZone = zone ?? (this.context.globals as { timeZone?: string }).timeZone ?? 'UTC';
-    return (filters.date as FilterHandler).call(this, value, format, timeZone);
+    // liquid's date builds Intl.DateTimeFormats for every call (two to find the zone's offset, one
+    // per month or weekday name): most of a worker's render time. The answer depends only on these
+    // arguments, except for the moving `now`/`today`.
+    const cacheable =
+      (typeof value === 'string' && value !== 'now' && value !== 'today') || typeof value === 'number';
+    if (!cacheable) return (filters.date as FilterHandler).call(this, value, format, timeZone);
+    const key = `${typeof value}\u0000${value}\u0000${format}\u0000${typeof timeZone}\u0000${timeZone}`;
+    const hit = dates.get(key);
+    if (hit) {
+      // What liquid's date would have counted against the render's memory limit.
+      this.context.memoryLimit.use(String(value).length + String(format ?? '').length);
+      return hit.value;
+    }
+    const formatted = (filters.date as FilterHandler).call(this, value, format, timeZone);
+    dates.set(key, { value: formatted });
+    return formatted;
   });
   // Money arrives as a number with two decimals (or its string); 24 must read 24.00.
   liquid.registerFilter('money', (value: unknown) => {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { BOOKING_NOTIFICATION_TYPES, CHANNELS } from '../api.ts';
 import { createEdgeHarness, type EdgeHarness } from '../edge-testing.ts';
+import { textEngine } from './engine.ts';
 import { createTemplateRenderer, type TemplateStore, templateRoutes } from './index.ts';
 
 let h: EdgeHarness;
@@ -235,6 +236,24 @@ describe('/api/templates', () => {
       { timeZone: 'Mars/Olympus' },
     );
     assert.match(alert.text, /at 12:00/);
+  });
+
+  test('formatted dates are reused per value, format and zone, never across them', async () => {
+    const render = (source: string, timeZone: string, show_time: unknown = booking.show_time) =>
+      textEngine.parseAndRender(source, { show_time }, { globals: { timeZone } });
+    const format = '{{ show_time | date: "%a %-d %b %Y, %H:%M" }}';
+    for (let round = 0; round < 2; round++) {
+      assert.equal(await render(format, 'Europe/Berlin'), 'Sun 1 Mar 2026, 20:30');
+      assert.equal(await render(format, 'America/New_York'), 'Sun 1 Mar 2026, 14:30');
+      assert.equal(await render(format, 'UTC'), 'Sun 1 Mar 2026, 19:30');
+      assert.equal(await render('{{ show_time | date: "%H:%M" }}', 'Europe/Berlin'), '20:30');
+      assert.equal(await render('{{ show_time | date: "%H:%M", "Asia/Tokyo" }}', 'Europe/Berlin'), '04:30');
+      assert.equal(await render('{{ show_time | date: "%H:%M" }}', 'UTC', 1772393400), '19:30');
+      assert.equal(await render('{{ show_time | date: "%H:%M" }}', 'UTC', '1772393400'), '19:30');
+    }
+    // `now` moves: never served from the cache.
+    const year = String(new Date().getUTCFullYear());
+    assert.equal(await render('{{ "now" | date: "%Y" }}', 'UTC'), year);
   });
 
   test('an e-mail without html_body gets the text escaped as HTML paragraphs', async () => {
