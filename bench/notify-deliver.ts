@@ -30,7 +30,7 @@ import { createUsers, NOTIFY_BENCH_ENV, notificationBody, USERS, userId } from '
  *   in PostgreSQL, i.e. accepted → rendered → stored in the dev inbox → status recorded.
  *
  * Then the dev inbox must hold exactly N messages, one per notification. With
- * BENCH_PROFILE_DIR set, each worker writes a CPU profile (`--cpu-prof`) there.
+ * BENCH_PROFILE_DIR set, the API and each worker write a CPU profile (`--cpu-prof`) there.
  */
 const TARGET = 0.3;
 
@@ -111,9 +111,9 @@ async function system(messages: number, concurrency: number) {
     for (const role of ['api', 'worker', 'worker', 'scheduler']) {
       const port = await freePort();
       const base = `http://127.0.0.1:${port}`;
-      // BENCH_PROFILE_DIR=/tmp/prof: each worker writes a CPU profile there when it stops.
+      // BENCH_PROFILE_DIR=/tmp/prof: the API and each worker write a CPU profile there when they stop.
       const profile =
-        role === 'worker' && process.env.BENCH_PROFILE_DIR
+        (role === 'worker' || role === 'api') && process.env.BENCH_PROFILE_DIR
           ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}` }
           : {};
       processes.push(
