@@ -99,6 +99,91 @@ export function createSeatsRepository(db: BookingDb, options: { unsafeNoArbiter:
       return takenResult(hold.seat_ids, result?.taken ?? [], now);
     },
 
+    /**
+     * Several holds of one show in one transaction and one commit (group commit, `hold-batch.ts`).
+     * The free-looking rows of all their seats are locked in seat order, as `claimSeats` does, then
+     * the holds are decided in arrival order, each all or nothing: a hold is granted when every
+     * seat of it is locked (free) and not granted to an earlier hold of the batch; the granted
+     * ones are written in one statement. Each result is what `claimSeats` would have answered.
+     */
+    async claimMany(holds: NewHold[], now: Date): Promise<ClaimResult[]> {
+      const showId = holds[0].show_id;
+      if (holds.some((hold) => hold.show_id !== showId)) throw new Error('claimMany: one show per batch');
+      const requested = [...new Set(holds.flatMap((hold) => hold.seat_ids))];
+      return db.transaction().execute(async (trx) => {
+        const { rows: locked } = await sql<{ seat_id: string; taken: TakenRow[] | null }>`
+          with settings as (select set_config('synchronous_commit', 'off', true)),
+          wanted as (
+            select seat_id from booking_show_seats
+            where show_id = ${showId} and seat_id = any(${requested}::uuid[])
+              and (status = 'AVAILABLE' or (status = 'HELD' and held_until <= ${now}))
+            order by seat_id
+            for update
+          )
+          select seat_id::text as seat_id, null::jsonb as taken from wanted
+          union all
+          select null::text, ${takenRows(showId, requested, sql`(select seat_id from wanted)`)} from settings`.execute(
+          trx,
+        );
+        const free = new Set<string>();
+        let taken: TakenRow[] = [];
+        for (const row of locked) {
+          if (row.seat_id) free.add(row.seat_id);
+          else taken = row.taken ?? [];
+        }
+        const results: ClaimResult[] = [];
+        const granted: NewHold[] = [];
+        const grantedUntil = new Map<string, number>();
+        for (const hold of holds) {
+          if (hold.seat_ids.every((id) => free.has(id) && !grantedUntil.has(id))) {
+            for (const id of hold.seat_ids) grantedUntil.set(id, hold.expires_at.getTime());
+            granted.push(hold);
+            results.push({ taken: [], closed: false });
+          } else {
+            // Taken in the table, or by an earlier hold of this batch.
+            const result = takenResult(
+              hold.seat_ids.filter((id) => !free.has(id)),
+              taken,
+              now,
+            );
+            for (const id of hold.seat_ids) {
+              const until = grantedUntil.get(id);
+              if (until !== undefined) result.taken.push({ id, until });
+            }
+            results.push(result);
+          }
+        }
+        if (granted.length > 0) {
+          const seats = granted.flatMap((hold) => hold.seat_ids.map((id) => ({ id, hold })));
+          const { rows } = await sql<{ claimed: number; inserted: number }>`
+            with claimed as (
+              update booking_show_seats ss set status = 'HELD', hold_id = c.hold_id, held_until = c.held_until
+              from unnest(${seats.map((seat) => seat.id)}::uuid[], ${seats.map((seat) => seat.hold.id)}::uuid[],
+                ${seats.map((seat) => seat.hold.expires_at.toISOString())}::timestamptz[]) as c(seat_id, hold_id, held_until)
+              where ss.show_id = ${showId} and ss.seat_id = c.seat_id
+              returning ss.seat_id
+            ),
+            inserted as (
+              insert into booking_holds (id, show_id, user_id, seat_ids, seats, total_minor, status, expires_at, created_at)
+              select h.id, ${showId}, h.user_id, array(select jsonb_array_elements_text(h.seat_ids)::uuid),
+                array(select jsonb_array_elements_text(h.seats)), h.total_minor, 'HELD', h.expires_at, h.created_at
+              from jsonb_to_recordset(${JSON.stringify(granted)}::jsonb) as h(id uuid, user_id uuid, seat_ids jsonb,
+                seats jsonb, total_minor int8, expires_at timestamptz, created_at timestamptz)
+              returning id
+            )
+            select (select count(*)::int from claimed) as claimed, (select count(*)::int from inserted) as inserted`.execute(
+            trx,
+          );
+          // Every granted seat was locked above, so this cannot differ; if it did, roll back and
+          // let each hold be decided alone.
+          if (rows[0].claimed !== seats.length || rows[0].inserted !== granted.length) {
+            throw new Error('claimMany: a locked seat was not claimed');
+          }
+        }
+        return results;
+      });
+    },
+
     async findHold(id: string): Promise<HoldRow | undefined> {
       const { rows } = await sql<HoldRow>`select ${HOLD_COLUMNS} from booking_holds where id = ${id}`.execute(
         db,

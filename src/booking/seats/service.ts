@@ -8,7 +8,7 @@ import { err } from '../errors.ts';
 import { fromMinor, seatPrice } from '../money.ts';
 import type { BookingSettings } from '../settings.ts';
 import { admissionValid } from '../signing.ts';
-import type { HoldRow, SeatsRepository } from './repository.ts';
+import type { ClaimResult, HoldRow, NewHold, SeatsRepository } from './repository.ts';
 import type { Hold, HoldRequest, SeatMap } from './schemas.ts';
 import type { TakenFilter } from './taken-filter.ts';
 
@@ -29,8 +29,11 @@ export function createSeatsService(deps: {
   settings: BookingSettings;
   secret: string;
   filter: TakenFilter;
+  /** The arbiter's claim; `hold-batch.ts` groups concurrent claims into one commit. Default: one at a time. */
+  claim?: (hold: NewHold, now: Date) => Promise<ClaimResult>;
 }) {
   const { repo, catalogue, clock, settings, filter } = deps;
+  const claimSeats = deps.claim ?? ((hold: NewHold, now: Date) => repo.claimSeats(hold, now));
   const cache = createReadThrough(deps.cache);
   const seatsKey = (showId: string) => `booking:seats:${showId}`;
 
@@ -142,7 +145,7 @@ export function createSeatsService(deps: {
         created_at: now,
       };
       const known = filter.taken(showId, hold.seat_ids);
-      const claim = known.length > 0 ? undefined : await repo.claimSeats(hold, now);
+      const claim = known.length > 0 ? undefined : await claimSeats(hold, now);
       if (claim)
         filter.remember(
           showId,
