@@ -10,7 +10,7 @@ import type { BookingSettings } from '../settings.ts';
 import { admissionValid } from '../signing.ts';
 import type { ClaimResult, HoldRow, NewHold, SeatsRepository } from './repository.ts';
 import type { Hold, HoldRequest, SeatMap } from './schemas.ts';
-import type { TakenFilter } from './taken-filter.ts';
+import type { TakenFilter, TakenSeat } from './taken-filter.ts';
 
 /** Seat availability lives 30 s in the cache (spec) and is dropped on every hold, booking and release. */
 export const SEATS_TTL_MS = 30_000;
@@ -41,6 +41,21 @@ export function createSeatsService(deps: {
   async function seatsChanged(showId: string): Promise<void> {
     await cache.invalidate(seatsKey(showId));
     await filter.released(showId);
+  }
+
+  /**
+   * The show's seats that are taken now, with when each one frees (Infinity: booked). Closed seats
+   * are left to the arbiter, whose answer to them is `show_cancelled`.
+   */
+  async function takenSeats(showId: string): Promise<TakenSeat[]> {
+    const now = clock.now().getTime();
+    const taken: TakenSeat[] = [];
+    for (const row of await repo.seatStates(showId)) {
+      if (row.status === 'BOOKED') taken.push({ id: row.seat_id, until: Number.POSITIVE_INFINITY });
+      else if (row.status === 'HELD' && row.held_until && row.held_until.getTime() > now)
+        taken.push({ id: row.seat_id, until: row.held_until.getTime() });
+    }
+    return taken;
   }
 
   function toHold(row: HoldRow, now: Date): Hold {
@@ -145,14 +160,20 @@ export function createSeatsService(deps: {
         created_at: now,
       };
       const known = filter.taken(showId, hold.seat_ids);
-      const claim = known.length > 0 ? undefined : await claimSeats(hold, now);
-      if (claim)
+      let claim: ClaimResult | undefined;
+      if (known.length === 0) {
+        const stamp = filter.stamp(showId);
+        claim = await claimSeats(hold, now);
         filter.remember(
           showId,
           claim.taken.length > 0
             ? claim.taken
             : hold.seat_ids.map((id) => ({ id, until: hold.expires_at.getTime() })),
+          stamp,
         );
+        // A refusal means the show is selling out: learn all its taken seats (at most every 10 s).
+        if (claim.taken.length > 0) void filter.refresh(showId, () => takenSeats(showId));
+      }
       const takenIds = claim ? claim.taken.map((seat) => seat.id) : known;
       if (takenIds.length > 0) {
         // The inventory is closed once a show is cancelled (this process may not know yet).
