@@ -7,7 +7,7 @@ import type { ShowInfo } from '../catalogue/shapes.ts';
 import { err } from '../errors.ts';
 import { fromMinor, seatPrice } from '../money.ts';
 import type { BookingSettings } from '../settings.ts';
-import { admissionValid } from '../signing.ts';
+import { createAdmissionCheck } from '../signing.ts';
 import type { ClaimResult, HoldRow, NewHold, SeatsRepository } from './repository.ts';
 import type { Hold, HoldRequest, SeatMap } from './schemas.ts';
 import type { TakenFilter, TakenSeat } from './taken-filter.ts';
@@ -36,6 +36,7 @@ export function createSeatsService(deps: {
   const claimSeats = deps.claim ?? ((hold: NewHold, now: Date) => repo.claimSeats(hold, now));
   const cache = createReadThrough(deps.cache);
   const seatsKey = (showId: string) => `booking:seats:${showId}`;
+  const admissionValid = createAdmissionCheck(deps.secret);
 
   /** Seats were released or booked: the cached availability and the taken-filter go. */
   async function seatsChanged(showId: string): Promise<void> {
@@ -121,7 +122,7 @@ export function createSeatsService(deps: {
       assertOpen(show, now);
       if (show.is_hot) {
         const token = request.admission_token;
-        if (!token || !admissionValid(deps.secret, token, showId, request.user_id, now)) {
+        if (!token || !admissionValid(token, showId, request.user_id, now)) {
           throw err('admission_required', {
             detail: token
               ? 'The admission token is not valid for this show and user, or its time is up; join the queue again'
