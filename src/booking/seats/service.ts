@@ -147,11 +147,22 @@ export function createSeatsService(deps: {
         });
       }
       const seats = labels.map((label) => layout.byLabel.get(label)!);
+      const seatIds = seats.map((seat) => seat.id);
+      const refuse = (takenIds: string[]) => {
+        const taken = takenIds.map((id) => layout.byId.get(id)?.label ?? id);
+        return err('seats_unavailable', {
+          detail: `Seat${taken.length > 1 ? 's' : ''} ${taken.join(', ')} ${taken.length > 1 ? 'are' : 'is'} not available`,
+          extras: { seats: taken },
+        });
+      };
+      // Seats known to be taken are refused before anything else is done (a sold-out show's clicks).
+      const known = filter.taken(showId, seatIds);
+      if (known.length > 0) throw refuse(known);
       const hold = {
         id: v7(),
         show_id: showId,
         user_id: request.user_id,
-        seat_ids: seats.map((seat) => seat.id),
+        seat_ids: seatIds,
         seats: labels,
         total_minor: seats.reduce(
           (sum, seat) => sum + seatPrice(seat.base_price_minor, show.multiplier_hundredths),
@@ -160,30 +171,21 @@ export function createSeatsService(deps: {
         expires_at: new Date(now.getTime() + settings.holdMs),
         created_at: now,
       };
-      const known = filter.taken(showId, hold.seat_ids);
-      let claim: ClaimResult | undefined;
-      if (known.length === 0) {
-        const stamp = filter.stamp(showId);
-        claim = await claimSeats(hold, now);
-        filter.remember(
-          showId,
-          claim.taken.length > 0
-            ? claim.taken
-            : hold.seat_ids.map((id) => ({ id, until: hold.expires_at.getTime() })),
-          stamp,
-        );
+      const stamp = filter.stamp(showId);
+      const claim = await claimSeats(hold, now);
+      filter.remember(
+        showId,
+        claim.taken.length > 0
+          ? claim.taken
+          : seatIds.map((id) => ({ id, until: hold.expires_at.getTime() })),
+        stamp,
+      );
+      if (claim.taken.length > 0) {
         // A refusal means the show is selling out: learn all its taken seats (at most every 10 s).
-        if (claim.taken.length > 0) void filter.refresh(showId, () => takenSeats(showId));
-      }
-      const takenIds = claim ? claim.taken.map((seat) => seat.id) : known;
-      if (takenIds.length > 0) {
+        void filter.refresh(showId, () => takenSeats(showId));
         // The inventory is closed once a show is cancelled (this process may not know yet).
-        if (claim?.closed) throw err('show_cancelled');
-        const taken = takenIds.map((id) => layout.byId.get(id)?.label ?? id);
-        throw err('seats_unavailable', {
-          detail: `Seat${taken.length > 1 ? 's' : ''} ${taken.join(', ')} ${taken.length > 1 ? 'are' : 'is'} not available`,
-          extras: { seats: taken },
-        });
+        if (claim.closed) throw err('show_cancelled');
+        throw refuse(claim.taken.map((seat) => seat.id));
       }
       await cache.invalidate(seatsKey(showId));
       return toHold({ ...hold, status: 'HELD', released_at: null, release_reason: null }, now);
