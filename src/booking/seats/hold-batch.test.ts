@@ -87,6 +87,13 @@ describe('hold batches (group commit)', () => {
       for (const label of labels) assert.equal(await holdOf(label), holds[i].id);
     }
     assert.equal(await storedHolds(holds.map((h) => h.id)), 3);
+    // The stored hold keeps its seats in the order asked, as claimSeats stores them.
+    const reversed = newHold(['A9', 'A8', 'A7']);
+    await Promise.all([reversed, newHold(['A10'])].map((h) => batcher.claim(h, t.clock.now())));
+    const { rows } = await sql<{ seat_ids: string[]; seats: string[]; total_minor: string }>`select
+      seat_ids::text[] as seat_ids, seats, total_minor::text as total_minor from booking_holds
+      where id = ${reversed.id}`.execute(t.adapters.database.db);
+    assert.deepEqual(rows[0], { seat_ids: reversed.seat_ids, seats: ['A9', 'A8', 'A7'], total_minor: '300' });
   });
 
   test('a hold wanting a seat an earlier hold of the batch got is refused alone; the others are granted', async () => {

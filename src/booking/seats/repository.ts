@@ -165,8 +165,10 @@ export function createSeatsRepository(db: BookingDb, options: { unsafeNoArbiter:
             ),
             inserted as (
               insert into booking_holds (id, show_id, user_id, seat_ids, seats, total_minor, status, expires_at, created_at)
-              select h.id, ${showId}, h.user_id, array(select jsonb_array_elements_text(h.seat_ids)::uuid),
-                array(select jsonb_array_elements_text(h.seats)), h.total_minor, 'HELD', h.expires_at, h.created_at
+              select h.id, ${showId}, h.user_id,
+                array(select e::uuid from jsonb_array_elements_text(h.seat_ids) with ordinality as a(e, n) order by n),
+                array(select e from jsonb_array_elements_text(h.seats) with ordinality as a(e, n) order by n),
+                h.total_minor, 'HELD', h.expires_at, h.created_at
               from jsonb_to_recordset(${JSON.stringify(granted)}::jsonb) as h(id uuid, user_id uuid, seat_ids jsonb,
                 seats jsonb, total_minor int8, expires_at timestamptz, created_at timestamptz)
               returning id
