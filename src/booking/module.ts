@@ -17,7 +17,6 @@ import { pageRoutes } from './pages/routes.ts';
 import { createSearchRepository } from './search/repository.ts';
 import { searchRoutes } from './search/routes.ts';
 import { createSearchService } from './search/service.ts';
-import { createHoldBatcher } from './seats/hold-batch.ts';
 import { createSeatsRepository } from './seats/repository.ts';
 import { seatsRoutes } from './seats/routes.ts';
 import { createSeatsService } from './seats/service.ts';
@@ -48,11 +47,8 @@ export const bookingModule: ServiceModule = {
       log.info('loaded the demo catalogue (BOOKING_DEMO=false skips it)');
     }
     const search = createSearchService({ repo: createSearchRepository(db), catalogue, cache, clock });
-    const seatsRepo = createSeatsRepository(db, { unsafeNoArbiter: settings.unsafeNoArbiter });
     const seats = createSeatsService({
-      repo: seatsRepo,
-      // The race test's negative control needs every claim to take the naive path.
-      claim: settings.unsafeNoArbiter ? undefined : createHoldBatcher(seatsRepo).claim,
+      repo: createSeatsRepository(db, { unsafeNoArbiter: settings.unsafeNoArbiter }),
       catalogue,
       cache,
       clock,
