@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
-import { freePort, pinSelf, startProcess, stopProcess } from './harness.ts';
+import { freePort, pinSelf, startBaseline, startProcess, stopProcess } from './harness.ts';
 import type { Scenario } from './run.ts';
 
 /**
@@ -43,15 +43,7 @@ const app = await startProcess(
   },
   `http://127.0.0.1:${appPort}/health/live`,
 );
-const baseline = await startProcess(
-  ['bench/baseline.ts'],
-  {
-    PORT: String(basePort),
-    BASELINE_KIND: scenario.baseline.kind,
-    BASELINE_BODY_BYTES: String(scenario.baseline.bodyBytes ?? 0),
-  },
-  `http://127.0.0.1:${basePort}/ready`,
-);
+const baseline = await startBaseline(basePort, scenario.baseline);
 try {
   const { path = '/' } = await scenario.prepare(`http://127.0.0.1:${appPort}`);
   const targets = [

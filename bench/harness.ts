@@ -51,6 +51,22 @@ export async function freePort(): Promise<number> {
 }
 
 /** Starts a child process and resolves once `readyUrl` answers 200. */
+/** The bare Fastify baseline of a scenario, on its own port. */
+export function startBaseline(
+  port: number,
+  baseline: { kind: string; bodyBytes?: number },
+): Promise<ChildProcess> {
+  return startProcess(
+    ['bench/baseline.ts'],
+    {
+      PORT: String(port),
+      BASELINE_KIND: baseline.kind,
+      BASELINE_BODY_BYTES: String(baseline.bodyBytes ?? 0),
+    },
+    `http://127.0.0.1:${port}/ready`,
+  );
+}
+
 export async function startProcess(
   args: string[],
   env: Record<string, string | undefined>,

@@ -13,6 +13,7 @@ import {
   PIN,
   pinSelf,
   printTable,
+  startBaseline,
   startProcess,
   stopProcess,
 } from './harness.ts';
@@ -99,15 +100,7 @@ async function main() {
     },
     `http://127.0.0.1:${appPort}/health/live`,
   );
-  const baseline = await startProcess(
-    ['bench/baseline.ts'],
-    {
-      PORT: String(basePort),
-      BASELINE_KIND: scenario.baseline.kind,
-      BASELINE_BODY_BYTES: String(scenario.baseline.bodyBytes ?? 0),
-    },
-    `http://127.0.0.1:${basePort}/ready`,
-  );
+  const baseline = await startBaseline(basePort, scenario.baseline);
   try {
     const appUrl = `http://127.0.0.1:${appPort}`;
     const prepared = await scenario.prepare(appUrl);
