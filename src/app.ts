@@ -123,9 +123,8 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
   const sse = createSseHub();
   let closing = false;
   registerSecurityHeaders(app);
-  registerProblemHandlers(app);
+  registerProblemHandlers(app, [registerRequestMetrics(app, metrics)]);
   registerInputGuards(app);
-  registerRequestMetrics(app, metrics);
   registerIdempotency(app, db, adapters.clock, `idempotency:${config.secret}`);
   await app.register(formbody);
   registerPages(

@@ -338,8 +338,15 @@ describe('platform routes', () => {
 
   test('/metrics exposes request histograms, queue and job series', async () => {
     await app.inject('/health/live');
+    await app.inject('/no/such/route');
     const text = (await app.inject('/metrics')).body;
     assert.match(text, /http_request_duration_seconds_bucket\{.*route="\/health\/live".*\}/);
+    // A request no route matched is recorded under one label, never its raw URL.
+    assert.match(
+      text,
+      /http_request_duration_seconds_count\{method="GET",route="unmatched",status="404"\} [1-9]/,
+    );
+    assert.doesNotMatch(text, /no\/such\/route/);
     assert.match(text, /# TYPE queue_messages_total counter/);
     assert.match(text, /# TYPE queue_depth gauge/);
     assert.match(text, /# TYPE job_runs_total counter/);

@@ -1,22 +1,13 @@
-import type { FastifyInstance } from 'fastify';
-import { platformError } from '../errors.ts';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { type AppError, platformError } from '../errors.ts';
 
 /**
  * Text that PostgreSQL cannot store (a NUL character) is refused at the door with a 400 naming
- * the field, instead of failing deep inside a query as a 500. Paths and query strings are
- * checked on every request (a few short strings); JSON bodies only when their text contains an
- * escaped NUL at all, so ordinary bodies pay one `indexOf`.
+ * the field, instead of failing deep inside a query as a 500. JSON bodies are checked by the
+ * parser below only when their text contains an escaped NUL at all, so ordinary bodies pay one
+ * `indexOf`; paths and query strings by `nulInUrl`, from the platform's onRequest hook.
  */
 export function registerInputGuards(app: FastifyInstance): void {
-  app.addHook('preValidation', (request, _reply, done) => {
-    // A NUL can only reach the decoded params or query as `%00` in the URL (the HTTP parser
-    // refuses a raw one; inject() might not), so most requests skip walking both objects.
-    const url = request.url;
-    if (!url.includes('%00') && !url.includes('\u0000')) return done();
-    const field = nulField('params', request.params) ?? nulField('querystring', request.query);
-    done(field ? refusal(field) : undefined);
-  });
-
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     parseJson(request, String(body), (error: Error | null, parsed?: unknown) => {
@@ -25,6 +16,18 @@ export function registerInputGuards(app: FastifyInstance): void {
       done(field ? refusal(field) : null, parsed);
     });
   });
+}
+
+/**
+ * A NUL can only reach the decoded params or query as `%00` in the URL (the HTTP parser refuses
+ * a raw one; inject() might not), so most requests skip walking both objects. Fastify has routed
+ * and parsed both before onRequest hooks run.
+ */
+export function nulInUrl(request: FastifyRequest): AppError | undefined {
+  const url = request.url;
+  if (!url.includes('%00') && !url.includes('\u0000')) return undefined;
+  const field = nulField('params', request.params) ?? nulField('querystring', request.query);
+  return field ? refusal(field) : undefined;
 }
 
 function refusal(field: string) {

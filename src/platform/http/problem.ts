@@ -1,5 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type {
+  FastifyError,
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  preHandlerHookHandler,
+} from 'fastify';
 import { AppError, isUnavailableError, platformError } from '../errors.ts';
 import { requestIdFor } from './request-id.ts';
 
@@ -104,14 +110,18 @@ export function sendRawProblem(request: IncomingMessage, response: ServerRespons
   response.end(JSON.stringify(problemFor(error, requestId)));
 }
 
-export function registerProblemHandlers(app: FastifyInstance): void {
+/** `notFoundHooks`: run before the not-found handler (the request metrics' recorder). */
+export function registerProblemHandlers(
+  app: FastifyInstance,
+  notFoundHooks: preHandlerHookHandler[] = [],
+): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const appError = toAppError(error);
     if (appError.status >= 500) request.log.error({ err: error, code: appError.code }, 'request failed');
     else request.log.debug({ code: appError.code }, appError.message);
     return sendProblem(reply, appError);
   });
-  app.setNotFoundHandler((request, reply) =>
+  app.setNotFoundHandler({ preHandler: notFoundHooks }, (request, reply) =>
     sendProblem(
       reply,
       platformError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}`),

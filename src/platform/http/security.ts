@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { nulInUrl } from './input.ts';
 
 /**
  * On HTML pages (set by `reply.page`). The CSP forbids inline script, so any text users put on a page (a paste, a
@@ -23,6 +24,10 @@ const DOCS_HEADERS: Record<string, string> = {
     "object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
 };
 
+/**
+ * The platform's one onRequest hook: the headers above, and a NUL in the URL refused (input.ts).
+ * One hook rather than one per concern, since each hook and each hook phase costs every request.
+ */
 export function registerSecurityHeaders(app: FastifyInstance): void {
   app.addHook('onRequest', (request, reply, done) => {
     // On every response, the two headers that matter for any content type. One `reply.header`
@@ -31,6 +36,6 @@ export function registerSecurityHeaders(app: FastifyInstance): void {
     reply.header('cross-origin-resource-policy', 'same-origin');
     reply.header('x-request-id', request.id);
     if (request.url.startsWith('/docs')) reply.headers(DOCS_HEADERS);
-    done();
+    done(nulInUrl(request));
   });
 }

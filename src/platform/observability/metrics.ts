@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, onResponseHookHandler } from 'fastify';
+import type { FastifyInstance, onResponseHookHandler, preHandlerHookHandler } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, type Metric, Registry } from 'prom-client';
 
 /**
@@ -193,9 +193,14 @@ export class RequestHistogram {
   }
 }
 
-/** Request histogram by route pattern (never the raw URL: ids would explode the label set). */
-export function registerRequestMetrics(app: FastifyInstance, metrics: Metrics): void {
-  // Each route records through its own hook, bound to its series when the route is registered.
+/**
+ * Request histogram by route pattern (never the raw URL: ids would explode the label set).
+ * Each route records through its own onResponse hook, bound to its series when the route is
+ * registered; there is no global hook, since every hook runs on every request. Requests that
+ * match no route are recorded by the returned hook, which the not-found handler runs
+ * (`registerProblemHandlers`): it listens for the end of those responses only.
+ */
+export function registerRequestMetrics(app: FastifyInstance, metrics: Metrics): preHandlerHookHandler {
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods) {
@@ -207,23 +212,21 @@ export function registerRequestMetrics(app: FastifyInstance, metrics: Metrics): 
       route.onResponse = [...asArray(route.onResponse), record];
     }
   });
-  // Requests that matched no route (404s, and errors before routing) have no route hooks.
-  const unmatched = new Map<string, RouteSeries>();
-  app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done) => {
-    if (request.is404) {
-      let series = unmatched.get(request.method);
-      if (!series) {
-        series = metrics.httpDuration.route(request.method, 'unmatched');
-        unmatched.set(request.method, series);
-      }
-      series.observe(reply.statusCode, reply.elapsedTime / 1000);
-    }
-    done();
-  });
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
     reply.type(metrics.registry.contentType);
     return metrics.registry.metrics();
   });
+  const unmatched = new Map<string, RouteSeries>();
+  return (request, reply, done) => {
+    let series = unmatched.get(request.method);
+    if (!series) {
+      series = metrics.httpDuration.route(request.method, 'unmatched');
+      unmatched.set(request.method, series);
+    }
+    const recorded = series;
+    reply.raw.once('finish', () => recorded.observe(reply.statusCode, reply.elapsedTime / 1000));
+    done();
+  };
 }
 
 function asArray<T>(value: T | T[] | undefined): T[] {
