@@ -17,6 +17,7 @@ import { pageRoutes } from './pages/routes.ts';
 import { createSearchRepository } from './search/repository.ts';
 import { searchRoutes } from './search/routes.ts';
 import { createSearchService } from './search/service.ts';
+import { createHoldBatcher } from './seats/hold-batch.ts';
 import { createSeatsRepository } from './seats/repository.ts';
 import { seatsRoutes } from './seats/routes.ts';
 import { createSeatsService } from './seats/service.ts';
@@ -47,8 +48,11 @@ export const bookingModule: ServiceModule = {
       log.info('loaded the demo catalogue (BOOKING_DEMO=false skips it)');
     }
     const search = createSearchService({ repo: createSearchRepository(db), catalogue, cache, clock });
+    const seatsRepo = createSeatsRepository(db, { unsafeNoArbiter: settings.unsafeNoArbiter });
     const seats = createSeatsService({
-      repo: createSeatsRepository(db, { unsafeNoArbiter: settings.unsafeNoArbiter }),
+      repo: seatsRepo,
+      // The race test's negative control needs every claim to take the naive path.
+      claim: settings.unsafeNoArbiter ? undefined : createHoldBatcher(seatsRepo).claim,
       catalogue,
       cache,
       clock,

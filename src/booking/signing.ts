@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { signature, signatureMatches } from '../platform/signing.ts';
 
 /** Admission to a hot show's seat map: `<expires_ms>.<signature over show, user, expiry>`. */
@@ -18,6 +19,32 @@ export function admissionValid(
   if (Number(match[1]) <= now.getTime()) return false;
   return signatureMatches(secret, 'admission', [showId, userId.toLowerCase(), match[1]], match[2]);
 }
+
+/**
+ * `admissionValid` with the tokens it has verified remembered: every hold of a hot show carries
+ * its admission token, which stays the same for its 10 minutes, and the HMAC check cost ~7 µs
+ * against ~1 µs for a lookup (measured on the loaded 2-core VM). A token is checked once per
+ * (show, user, token); afterwards only its expiry is. Only tokens that passed the HMAC are kept —
+ * a forged one is checked (and refused) every time — and at most `max` of them, least recently
+ * used going first.
+ */
+export function createAdmissionCheck(secret: string, options: { max?: number } = {}) {
+  const verified = new LRUCache<string, number>({ max: options.max ?? 10_000 });
+  return (token: string, showId: string, userId: string, now: Date): boolean => {
+    const key = `${showId}|${userId.toLowerCase()}|${token}`;
+    const expires = verified.get(key);
+    if (expires !== undefined) {
+      if (expires > now.getTime()) return true;
+      verified.delete(key);
+      return false;
+    }
+    if (!admissionValid(secret, token, showId, userId, now)) return false;
+    verified.set(key, Number(token.slice(0, token.indexOf('.'))));
+    return true;
+  };
+}
+
+export type AdmissionCheck = ReturnType<typeof createAdmissionCheck>;
 
 /** A ticket: `TKT1.<booking id>.<signature>`; the QR code on a confirmed booking carries it. */
 export function ticketToken(secret: string, bookingId: string): string {

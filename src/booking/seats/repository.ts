@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import type { BookingDb, HoldStatus } from '../tables.ts';
 
 export interface HoldRow {
@@ -53,11 +53,12 @@ export function createSeatsRepository(db: BookingDb, options: { unsafeNoArbiter:
 
     /**
      * The arbiter, one statement (one round trip, one commit). `wanted` locks the requested seat
-     * rows in seat order (so concurrent holds never deadlock) and, having waited for any
-     * transaction holding them, sees their latest committed state; `verdict` is true only if
-     * every seat exists and is free (AVAILABLE, or HELD by a hold that has expired). Only then does
-     * the UPDATE claim them all and the hold row get inserted; otherwise nothing is written.
-     * Concurrent claims of a seat queue on its row lock, and the loser sees the winner's hold.
+     * rows that look free, in seat order (so concurrent holds never deadlock); a row another
+     * transaction holds is waited for and re-checked on its latest committed version, so a seat
+     * taken meanwhile drops out. Rows already taken are not locked at all (a lock is a write).
+     * Only if every requested seat is in `wanted` does the UPDATE claim them all and the hold row
+     * get inserted; otherwise nothing is written. Concurrent claims of a seat queue on its row
+     * lock, and the loser sees the winner's hold.
      * Holds commit asynchronously (`synchronous_commit` off for this transaction only): a database
      * crash may forget the last moment's holds, whole (their seats free again), never half of one
      * and never a booking or payment — and it saves the WAL flush that otherwise caps throughput.
@@ -65,23 +66,22 @@ export function createSeatsRepository(db: BookingDb, options: { unsafeNoArbiter:
      */
     async claimSeats(hold: NewHold, now: Date): Promise<ClaimResult> {
       if (options.unsafeNoArbiter) return claimSeatsUnsafely(db, hold, now);
-      const { rows } = await sql<{ ok: boolean; taken: string[]; taken_until: number[]; closed: boolean }>`
+      const { rows } = await sql<{ ok: boolean; taken: TakenRow[] }>`
         with settings as (select set_config('synchronous_commit', 'off', true)),
         wanted as (
-          select seat_id, status, held_until,
-            (status = 'AVAILABLE' or (status = 'HELD' and held_until <= ${now})) as free
-          from booking_show_seats
+          select seat_id from booking_show_seats
           where show_id = ${hold.show_id} and seat_id = any(${hold.seat_ids}::uuid[])
+            and (status = 'AVAILABLE' or (status = 'HELD' and held_until <= ${now}))
           order by seat_id
           for update
         ),
         verdict as (
-          select count(*) filter (where free) = ${hold.seat_ids.length} as ok from wanted, settings
+          select count(*) = ${hold.seat_ids.length} as ok from wanted, settings
         ),
         claimed as (
           update booking_show_seats ss set status = 'HELD', hold_id = ${hold.id}, held_until = ${hold.expires_at}
           from verdict
-          where verdict.ok and ss.show_id = ${hold.show_id} and ss.seat_id = any(${hold.seat_ids}::uuid[])
+          where verdict.ok and ss.show_id = ${hold.show_id} and ss.seat_id in (select seat_id from wanted)
           returning ss.seat_id
         ),
         inserted as (
@@ -93,19 +93,97 @@ export function createSeatsRepository(db: BookingDb, options: { unsafeNoArbiter:
         )
         select coalesce((select ok from verdict), false) and (select count(*) from claimed) = ${hold.seat_ids.length}
             and (select count(*) from inserted) = 1 as ok,
-          array(select seat_id::text from wanted where not free order by seat_id) as taken,
-          array(select case when status = 'HELD' then extract(epoch from held_until)::float8 * 1000
-              else 'Infinity'::float8 end
-            from wanted where not free order by seat_id) as taken_until,
-          exists (select 1 from wanted where status = 'CLOSED') as closed`.execute(db);
+          ${takenRows(hold.show_id, hold.seat_ids, sql`(select seat_id from wanted)`)} as taken`.execute(db);
       const result = rows[0];
       if (result?.ok) return { taken: [], closed: false };
-      // Seats missing from the inventory altogether count as taken too (they are not the hold's).
-      const taken =
-        result.taken.length > 0
-          ? result.taken.map((id, index) => ({ id, until: Number(result.taken_until[index]) }))
-          : hold.seat_ids.map((id) => ({ id, until: 0 }));
-      return { taken, closed: result.closed };
+      return takenResult(hold.seat_ids, result?.taken ?? [], now);
+    },
+
+    /**
+     * Several holds of one show in one transaction and one commit (group commit, `hold-batch.ts`).
+     * The free-looking rows of all their seats are locked in seat order, as `claimSeats` does, then
+     * the holds are decided in arrival order, each all or nothing: a hold is granted when every
+     * seat of it is locked (free) and not granted to an earlier hold of the batch; the granted
+     * ones are written in one statement. Each result is what `claimSeats` would have answered.
+     */
+    async claimMany(holds: NewHold[], now: Date): Promise<ClaimResult[]> {
+      const showId = holds[0].show_id;
+      if (holds.some((hold) => hold.show_id !== showId)) throw new Error('claimMany: one show per batch');
+      const requested = [...new Set(holds.flatMap((hold) => hold.seat_ids))];
+      return db.transaction().execute(async (trx) => {
+        const { rows: locked } = await sql<{ seat_id: string; taken: TakenRow[] | null }>`
+          with settings as (select set_config('synchronous_commit', 'off', true)),
+          wanted as (
+            select seat_id from booking_show_seats
+            where show_id = ${showId} and seat_id = any(${requested}::uuid[])
+              and (status = 'AVAILABLE' or (status = 'HELD' and held_until <= ${now}))
+            order by seat_id
+            for update
+          )
+          select seat_id::text as seat_id, null::jsonb as taken from wanted
+          union all
+          select null::text, ${takenRows(showId, requested, sql`(select seat_id from wanted)`)} from settings`.execute(
+          trx,
+        );
+        const free = new Set<string>();
+        let taken: TakenRow[] = [];
+        for (const row of locked) {
+          if (row.seat_id) free.add(row.seat_id);
+          else taken = row.taken ?? [];
+        }
+        const results: ClaimResult[] = [];
+        const granted: NewHold[] = [];
+        const grantedUntil = new Map<string, number>();
+        for (const hold of holds) {
+          if (hold.seat_ids.every((id) => free.has(id) && !grantedUntil.has(id))) {
+            for (const id of hold.seat_ids) grantedUntil.set(id, hold.expires_at.getTime());
+            granted.push(hold);
+            results.push({ taken: [], closed: false });
+          } else {
+            // Taken in the table, or by an earlier hold of this batch.
+            const result = takenResult(
+              hold.seat_ids.filter((id) => !free.has(id)),
+              taken,
+              now,
+            );
+            for (const id of hold.seat_ids) {
+              const until = grantedUntil.get(id);
+              if (until !== undefined) result.taken.push({ id, until });
+            }
+            results.push(result);
+          }
+        }
+        if (granted.length > 0) {
+          const seats = granted.flatMap((hold) => hold.seat_ids.map((id) => ({ id, hold })));
+          const { rows } = await sql<{ claimed: number; inserted: number }>`
+            with claimed as (
+              update booking_show_seats ss set status = 'HELD', hold_id = c.hold_id, held_until = c.held_until
+              from unnest(${seats.map((seat) => seat.id)}::uuid[], ${seats.map((seat) => seat.hold.id)}::uuid[],
+                ${seats.map((seat) => seat.hold.expires_at.toISOString())}::timestamptz[]) as c(seat_id, hold_id, held_until)
+              where ss.show_id = ${showId} and ss.seat_id = c.seat_id
+              returning ss.seat_id
+            ),
+            inserted as (
+              insert into booking_holds (id, show_id, user_id, seat_ids, seats, total_minor, status, expires_at, created_at)
+              select h.id, ${showId}, h.user_id,
+                array(select e::uuid from jsonb_array_elements_text(h.seat_ids) with ordinality as a(e, n) order by n),
+                array(select e from jsonb_array_elements_text(h.seats) with ordinality as a(e, n) order by n),
+                h.total_minor, 'HELD', h.expires_at, h.created_at
+              from jsonb_to_recordset(${JSON.stringify(granted)}::jsonb) as h(id uuid, user_id uuid, seat_ids jsonb,
+                seats jsonb, total_minor int8, expires_at timestamptz, created_at timestamptz)
+              returning id
+            )
+            select (select count(*)::int from claimed) as claimed, (select count(*)::int from inserted) as inserted`.execute(
+            trx,
+          );
+          // Every granted seat was locked above, so this cannot differ; if it did, roll back and
+          // let each hold be decided alone.
+          if (rows[0].claimed !== seats.length || rows[0].inserted !== granted.length) {
+            throw new Error('claimMany: a locked seat was not claimed');
+          }
+        }
+        return results;
+      });
     },
 
     async findHold(id: string): Promise<HoldRow | undefined> {
@@ -200,6 +278,42 @@ export function createSeatsRepository(db: BookingDb, options: { unsafeNoArbiter:
       return rows[0];
     },
   };
+}
+
+/** A requested seat the claim did not lock, as the statement's snapshot saw it. */
+interface TakenRow {
+  id: string;
+  status: string;
+  held_until: string | null;
+}
+
+/**
+ * The requested seats missing from `locked`, read without locking, as a JSON array: the 409's
+ * seats and how long the taken-seat filter may remember them.
+ */
+function takenRows(showId: string, seatIds: string[], locked: RawBuilder<unknown>) {
+  return sql`coalesce((select jsonb_agg(jsonb_build_object('id', seat_id, 'status', status, 'held_until', held_until)
+      order by seat_id)
+    from booking_show_seats
+    where show_id = ${showId} and seat_id = any(${seatIds}::uuid[]) and seat_id not in ${locked}), '[]'::jsonb)`;
+}
+
+/**
+ * The claim result for `missing` (the seats it could not lock), with when each one's hold ends:
+ * Infinity when booked or closed, 0 (not worth remembering) when the snapshot still saw it free
+ * — it was taken by a transaction that committed during the claim — or it is not in the inventory.
+ */
+function takenResult(missing: string[], rows: TakenRow[], now: Date): ClaimResult {
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  let closed = false;
+  const taken = missing.map((id) => {
+    const row = byId.get(id);
+    if (row?.status === 'CLOSED') closed = true;
+    if (row?.status === 'BOOKED' || row?.status === 'CLOSED') return { id, until: Number.POSITIVE_INFINITY };
+    const until = row?.status === 'HELD' && row.held_until ? new Date(row.held_until).getTime() : 0;
+    return { id, until: until > now.getTime() ? until : 0 };
+  });
+  return { taken, closed };
 }
 
 /**

@@ -7,10 +7,10 @@ import type { ShowInfo } from '../catalogue/shapes.ts';
 import { err } from '../errors.ts';
 import { fromMinor, seatPrice } from '../money.ts';
 import type { BookingSettings } from '../settings.ts';
-import { admissionValid } from '../signing.ts';
-import type { HoldRow, SeatsRepository } from './repository.ts';
+import { createAdmissionCheck } from '../signing.ts';
+import type { ClaimResult, HoldRow, NewHold, SeatsRepository } from './repository.ts';
 import type { Hold, HoldRequest, SeatMap } from './schemas.ts';
-import type { TakenFilter } from './taken-filter.ts';
+import type { TakenFilter, TakenSeat } from './taken-filter.ts';
 
 /** Seat availability lives 30 s in the cache (spec) and is dropped on every hold, booking and release. */
 export const SEATS_TTL_MS = 30_000;
@@ -29,15 +29,34 @@ export function createSeatsService(deps: {
   settings: BookingSettings;
   secret: string;
   filter: TakenFilter;
+  /** The arbiter's claim; `hold-batch.ts` groups concurrent claims into one commit. Default: one at a time. */
+  claim?: (hold: NewHold, now: Date) => Promise<ClaimResult>;
 }) {
   const { repo, catalogue, clock, settings, filter } = deps;
+  const claimSeats = deps.claim ?? ((hold: NewHold, now: Date) => repo.claimSeats(hold, now));
   const cache = createReadThrough(deps.cache);
   const seatsKey = (showId: string) => `booking:seats:${showId}`;
+  const admissionValid = createAdmissionCheck(deps.secret);
 
   /** Seats were released or booked: the cached availability and the taken-filter go. */
   async function seatsChanged(showId: string): Promise<void> {
     await cache.invalidate(seatsKey(showId));
     await filter.released(showId);
+  }
+
+  /**
+   * The show's seats that are taken now, with when each one frees (Infinity: booked). Closed seats
+   * are left to the arbiter, whose answer to them is `show_cancelled`.
+   */
+  async function takenSeats(showId: string): Promise<TakenSeat[]> {
+    const now = clock.now().getTime();
+    const taken: TakenSeat[] = [];
+    for (const row of await repo.seatStates(showId)) {
+      if (row.status === 'BOOKED') taken.push({ id: row.seat_id, until: Number.POSITIVE_INFINITY });
+      else if (row.status === 'HELD' && row.held_until && row.held_until.getTime() > now)
+        taken.push({ id: row.seat_id, until: row.held_until.getTime() });
+    }
+    return taken;
   }
 
   function toHold(row: HoldRow, now: Date): Hold {
@@ -103,7 +122,7 @@ export function createSeatsService(deps: {
       assertOpen(show, now);
       if (show.is_hot) {
         const token = request.admission_token;
-        if (!token || !admissionValid(deps.secret, token, showId, request.user_id, now)) {
+        if (!token || !admissionValid(token, showId, request.user_id, now)) {
           throw err('admission_required', {
             detail: token
               ? 'The admission token is not valid for this show and user, or its time is up; join the queue again'
@@ -128,11 +147,22 @@ export function createSeatsService(deps: {
         });
       }
       const seats = labels.map((label) => layout.byLabel.get(label)!);
+      const seatIds = seats.map((seat) => seat.id);
+      const refuse = (takenIds: string[]) => {
+        const taken = takenIds.map((id) => layout.byId.get(id)?.label ?? id);
+        return err('seats_unavailable', {
+          detail: `Seat${taken.length > 1 ? 's' : ''} ${taken.join(', ')} ${taken.length > 1 ? 'are' : 'is'} not available`,
+          extras: { seats: taken },
+        });
+      };
+      // Seats known to be taken are refused before anything else is done (a sold-out show's clicks).
+      const known = filter.taken(showId, seatIds);
+      if (known.length > 0) throw refuse(known);
       const hold = {
         id: v7(),
         show_id: showId,
         user_id: request.user_id,
-        seat_ids: seats.map((seat) => seat.id),
+        seat_ids: seatIds,
         seats: labels,
         total_minor: seats.reduce(
           (sum, seat) => sum + seatPrice(seat.base_price_minor, show.multiplier_hundredths),
@@ -141,24 +171,21 @@ export function createSeatsService(deps: {
         expires_at: new Date(now.getTime() + settings.holdMs),
         created_at: now,
       };
-      const known = filter.taken(showId, hold.seat_ids);
-      const claim = known.length > 0 ? undefined : await repo.claimSeats(hold, now);
-      if (claim)
-        filter.remember(
-          showId,
-          claim.taken.length > 0
-            ? claim.taken
-            : hold.seat_ids.map((id) => ({ id, until: hold.expires_at.getTime() })),
-        );
-      const takenIds = claim ? claim.taken.map((seat) => seat.id) : known;
-      if (takenIds.length > 0) {
+      const stamp = filter.stamp(showId);
+      const claim = await claimSeats(hold, now);
+      filter.remember(
+        showId,
+        claim.taken.length > 0
+          ? claim.taken
+          : seatIds.map((id) => ({ id, until: hold.expires_at.getTime() })),
+        stamp,
+      );
+      if (claim.taken.length > 0) {
+        // A refusal means the show is selling out: learn all its taken seats (at most every 10 s).
+        void filter.refresh(showId, () => takenSeats(showId));
         // The inventory is closed once a show is cancelled (this process may not know yet).
-        if (claim?.closed) throw err('show_cancelled');
-        const taken = takenIds.map((id) => layout.byId.get(id)?.label ?? id);
-        throw err('seats_unavailable', {
-          detail: `Seat${taken.length > 1 ? 's' : ''} ${taken.join(', ')} ${taken.length > 1 ? 'are' : 'is'} not available`,
-          extras: { seats: taken },
-        });
+        if (claim.closed) throw err('show_cancelled');
+        throw refuse(claim.taken.map((seat) => seat.id));
       }
       await cache.invalidate(seatsKey(showId));
       return toHold({ ...hold, status: 'HELD', released_at: null, release_reason: null }, now);
