@@ -153,6 +153,16 @@ describe('hold batches (group commit)', () => {
     assert.equal(await holdOf('D3'), third.id);
   });
 
+  test('a refusal names only the seats that are taken, never the free ones it asked for', async () => {
+    // CI's two-process race once saw a 409 name a seat nobody held: claimSeats listed every seat asked.
+    const earlier = newHold(['B6']);
+    assert.deepEqual((await repo.claimSeats(earlier, t.clock.now())).taken, []);
+    assert.deepEqual(takenLabels(await repo.claimSeats(newHold(['B7', 'B6', 'B8']), t.clock.now())), ['B6']);
+    const [batched, other] = await repo.claimMany([newHold(['B9', 'B6']), newHold(['B10'])], t.clock.now());
+    assert.deepEqual([takenLabels(batched), other.taken], [['B6'], []]);
+    assert.deepEqual([await holdOf('B7'), await holdOf('B8'), await holdOf('B9')], [null, null, null]);
+  });
+
   test('a lone hold goes at once through claimSeats', async () => {
     const { calls, batcher } = counting();
     assert.deepEqual((await batcher.claim(newHold(['E1']), t.clock.now())).taken, []);

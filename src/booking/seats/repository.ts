@@ -96,7 +96,13 @@ export function createSeatsRepository(db: BookingDb, options: { unsafeNoArbiter:
           ${takenRows(hold.show_id, hold.seat_ids, sql`(select seat_id from wanted)`)} as taken`.execute(db);
       const result = rows[0];
       if (result?.ok) return { taken: [], closed: false };
-      return takenResult(hold.seat_ids, result?.taken ?? [], now);
+      // Only the seats the claim could not lock are taken: the others were free, and naming them
+      // would have the 409 (and the taken-seat filter) refuse a free seat.
+      const taken = result?.taken ?? [];
+      const notLocked = new Set(taken.map((row) => row.id));
+      const missing = hold.seat_ids.filter((id) => notLocked.has(id));
+      // A refusal with every seat locked cannot happen; should it, refuse them all rather than grant.
+      return takenResult(missing.length > 0 ? missing : hold.seat_ids, taken, now);
     },
 
     /**
