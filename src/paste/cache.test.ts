@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import type { Counter } from 'prom-client';
+import { type Counter, Registry } from 'prom-client';
 import { createTestApp, type TestApp } from '../platform/testing.ts';
+import { createPasteReads } from './reads.ts';
+import { createPasteRepository } from './repository.ts';
 import { assertProblem, createPaste } from './test-helpers.ts';
 
 let t: TestApp;
@@ -140,4 +142,29 @@ describe('batched view counting', () => {
     assert.equal(Number(rows[0].views), 5);
     await local.adapters.close();
   });
+});
+
+test('a cached entry owns its bytes: it never pins a slab of the shared Buffer pool', async () => {
+  const reads = createPasteReads({
+    repository: createPasteRepository(t.adapters.database.db),
+    cache: t.adapters.cache,
+    pubsub: t.adapters.pubsub,
+    clock: t.clock,
+    registry: new Registry(),
+    localCacheBytes: 1_000_000,
+    viewFlushMs: 60_000,
+    onFlushError: () => {},
+  });
+  await reads.start();
+  try {
+    const { short_url } = await createPaste(t.app, { content: 'a small paste' });
+    const found = await reads.lookup(short_url);
+    assert.equal(found?.state, 'live');
+    const entry = reads.peek(short_url)!;
+    // A pooled Buffer would be a view of a few hundred bytes on a 64 KB ArrayBuffer the cache keeps alive.
+    assert.equal(entry.jsonHead.buffer.byteLength, entry.jsonHead.byteLength);
+    assert.match(reads.json(entry).toString(), /^\{"content":"a small paste".*"views":0\}$/);
+  } finally {
+    await reads.close();
+  }
 });
