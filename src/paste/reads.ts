@@ -86,16 +86,6 @@ export interface ReadsDeps {
 }
 
 /**
- * The read path, in three layers: a process-local LRU of ready-to-send entries (no await on a
- * hit), the shared cache (memory or Redis, TTL min(24 h, time to expiry), filled through the
- * platform's single-flight read-through), and the database. Concurrent misses in one process
- * share one promise before they even reach the shared cache.
- *
- * Invalidation (delete, burn, cleanup) drops the shared entry and tells every process over
- * pub/sub to drop its local one. Views are counted in memory and added in one UPDATE every
- * few seconds; that UPDATE returns the totals, which refresh the local entries' counts.
- */
-/**
  * UTF-8 bytes in an allocation of their own. `Buffer.from` serves strings under 32 KB from
  * Node's shared 64 KB pool, and a cached entry outlives the slab's other (per-request) users: one
  * live slice pins the whole slab, so each cached paste held up to 64 KB of external memory while
@@ -108,6 +98,16 @@ export function ownBytes(text: string): Buffer {
   return bytes;
 }
 
+/**
+ * The read path, in three layers: a process-local LRU of ready-to-send entries (no await on a
+ * hit), the shared cache (memory or Redis, TTL min(24 h, time to expiry), filled through the
+ * platform's single-flight read-through), and the database. Concurrent misses in one process
+ * share one promise before they even reach the shared cache.
+ *
+ * Invalidation (delete, burn, cleanup) drops the shared entry and tells every process over
+ * pub/sub to drop its local one. Views are counted in memory and added in one UPDATE every
+ * few seconds; that UPDATE returns the totals, which refresh the local entries' counts.
+ */
 export function createPasteReads(deps: ReadsDeps): PasteReads {
   const { repository, cache, clock } = deps;
   const shared = createReadThrough(cache);
