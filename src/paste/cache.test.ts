@@ -146,7 +146,7 @@ describe('batched view counting', () => {
 
 test('a cached entry owns its bytes: it never pins a slab of the shared Buffer pool', async () => {
   const reads = createPasteReads({
-    repository: createPasteRepository(t.adapters.database.db),
+    repository: createPasteRepository(t.adapters.database),
     cache: t.adapters.cache,
     pubsub: t.adapters.pubsub,
     clock: t.clock,

@@ -17,7 +17,7 @@ export const pasteModule: ServiceModule = {
     // The service's own settings (rate limits, cache size) are validated here, at start-up.
     const settings = loadPasteSettings(process.env);
     const registry = deps.metrics.registry;
-    const repository = createPasteRepository(deps.database.db);
+    const repository = createPasteRepository(deps.database);
     const reads = createPasteReads({
       repository,
       cache: deps.cache,
