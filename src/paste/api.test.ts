@@ -254,6 +254,34 @@ describe('refusals', () => {
     );
   });
 
+  test('400 for empty content lists the same errors, in the same order, as a minLength: 1 schema did', async () => {
+    const errors = async (payload: unknown, url = '/api/v1/paste') => {
+      const response = await t.app.inject({
+        method: 'POST',
+        url,
+        payload: payload as object,
+        remoteAddress: freshIp(),
+      });
+      return assertProblem(response, 400, 'validation_failed').errors;
+    };
+    const empty = { field: 'body.content', message: 'must NOT have fewer than 1 characters' };
+    assert.deepEqual(await errors({ content: '' }), [empty]);
+    // ajv coerces null and [''] to '' before the check.
+    assert.deepEqual(await errors({ content: null }), [empty]);
+    assert.deepEqual(await errors({ content: [''] }), [empty]);
+    assert.deepEqual(await errors({ content: '', colour: 'red', syntax: 'x'.repeat(51), expires_in: 59 }), [
+      { field: 'body.colour', message: 'must NOT have additional properties' },
+      empty,
+      { field: 'body.syntax', message: 'must NOT have more than 50 characters' },
+      { field: 'body.expires_in', message: 'must be >= 60' },
+    ]);
+    // The body is checked before the query string, so its error is the one reported.
+    assert.deepEqual(await errors({ content: '' }, '/api/v1/paste?expires_in=1'), [empty]);
+    assert.deepEqual(await errors({ content: 'x' }, '/api/v1/paste?expires_in=1'), [
+      { field: 'querystring.expires_in', message: 'must be >= 60' },
+    ]);
+  });
+
   test('413: more than 10 MB of UTF-8 is refused; exactly 10 MB is accepted', async () => {
     const limit = 10 * 1024 * 1024;
     // 'é' is two bytes in UTF-8: 5 Mi of them are exactly 10 MB, though only 5 Mi characters.

@@ -35,7 +35,9 @@ const options = {
 
 export const CreatePasteBody = Type.Object(
   {
-    content: Type.String({ minLength: 1, description: 'The text: UTF-8, at most 10 MB' }),
+    // Not empty, but no `minLength: 1` here: ajv counts every code point of the string to check
+    // it (see emptyContentCheck in routes.ts, which gives the same 400).
+    content: Type.String({ description: 'The text: UTF-8, not empty, at most 10 MB' }),
     ...options,
   },
   { additionalProperties: false },
