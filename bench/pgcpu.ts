@@ -1,0 +1,95 @@
+import { readFileSync } from 'node:fs';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import {
+  BENCH_SERVICES,
+  createBenchDatabase,
+  freePort,
+  pinSelf,
+  startProcess,
+  stopProcess,
+} from './harness.ts';
+import type { Scenario } from './run.ts';
+
+/**
+ * `node bench/pgcpu.ts <scenario> [requests=20000] [rounds=3] [connections=100]`
+ *
+ * Like cpu.ts, but on the local PostgreSQL: per request, the CPU time (user + system,
+ * /proc/<pid>/stat) of the app process and of the PostgreSQL backends serving its database
+ * (found in pg_stat_activity), and the commits per request (pg_stat_database). PostgreSQL shares
+ * the two cores with the app and the load generator, so its CPU per request limits the scenario
+ * as much as the app's own. Linux only; `BENCH_APP_ENV='{"NAME":"value"}'` adds app settings.
+ */
+pinSelf();
+const name = process.argv[2] ?? 'paste-create';
+const amount = Number(process.argv[3] ?? 20_000);
+const rounds = Number(process.argv[4] ?? 3);
+const connections = Number(process.argv[5] ?? 100);
+const scenario: Scenario = (await import(`./scenarios/${name}.ts`)).default;
+
+/** CPU time of a process so far, in µs (clock ticks of 10 ms); 0 once it has exited. */
+function cpuMicros(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return 0;
+  }
+}
+
+const database = await createBenchDatabase(BENCH_SERVICES.postgres);
+const databaseName = new URL(database.url).pathname.slice(1);
+const port = await freePort();
+const app = await startProcess(
+  ['src/main.ts'],
+  {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    BASE_URL: `http://127.0.0.1:${port}`,
+    SERVICES: scenario.services,
+    LOG_LEVEL: 'warn',
+    NAMESPACE: `pgcpu_${Date.now()}`,
+    DATA_DIR: 'memory://',
+    DATABASE_URL: database.url,
+    REDIS_URL: '',
+    NATS_URL: '',
+    ...scenario.env,
+    ...JSON.parse(process.env.BENCH_APP_ENV ?? '{}'),
+  },
+  `http://127.0.0.1:${port}/health/live`,
+);
+const admin = new pg.Client({ connectionString: BENCH_SERVICES.postgres });
+await admin.connect();
+const backends = async () =>
+  (await admin.query('select pid from pg_stat_activity where datname = $1', [databaseName])).rows.map((row) =>
+    Number(row.pid),
+  );
+const commits = async () =>
+  Number(
+    (await admin.query('select xact_commit from pg_stat_database where datname = $1', [databaseName])).rows[0]
+      .xact_commit,
+  );
+try {
+  const { path = '/', ...options } = await scenario.prepare(`http://127.0.0.1:${port}`);
+  const url = `http://127.0.0.1:${port}${path}`;
+  await autocannon({ url, ...options, connections, amount: Math.min(5_000, amount) });
+  for (let round = 1; round <= rounds; round++) {
+    const before = new Map((await backends()).map((pid) => [pid, cpuMicros(pid)]));
+    const appBefore = cpuMicros(app.pid as number);
+    const commitsBefore = await commits();
+    const result = await autocannon({ url, ...options, connections, amount });
+    const n = result.requests.total;
+    let postgres = 0;
+    for (const pid of new Set([...before.keys(), ...(await backends())]))
+      postgres += cpuMicros(pid) - (before.get(pid) ?? 0);
+    console.log(
+      `${name} #${round}: ${result.requests.average.toFixed(0)} req/s, non-2xx ${result.non2xx}; µs CPU/request: ` +
+        `app ${((cpuMicros(app.pid as number) - appBefore) / n).toFixed(1)}, PostgreSQL backends ` +
+        `${(postgres / n).toFixed(1)}; commits/request ${((await commits()) - commitsBefore) / n}`,
+    );
+  }
+} finally {
+  await admin.end();
+  await stopProcess(app);
+  await database.drop();
+}
