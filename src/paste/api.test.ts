@@ -437,6 +437,30 @@ describe('refusals', () => {
     assert.equal(second.headers['idempotent-replayed'], 'true');
     assert.equal(second.json().short_url, first.json().short_url);
   });
+
+  test('a body refused as invalid never claims its Idempotency-Key (checked before the idempotency hook)', async () => {
+    const ip = freshIp();
+    const send = (payload: object, key: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/api/v1/paste',
+        payload,
+        headers: { 'idempotency-key': key },
+        remoteAddress: ip,
+      });
+    for (const [key, payload] of [
+      ['k-empty', { content: '' }],
+      ['k-schema', { content: 'x', expires_in: 59 }],
+    ] as const) {
+      assertProblem(await send(payload, key), 400, 'validation_failed');
+      const again = await send(payload, key);
+      assertProblem(again, 400, 'validation_failed');
+      assert.equal(again.headers['idempotent-replayed'], undefined, key);
+      // The key is still free for a valid request.
+      const valid = await send({ content: `valid after ${key}` }, key);
+      assert.equal(valid.statusCode, 201, valid.body);
+    }
+  });
 });
 
 describe('docs', () => {
