@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import { cpus } from 'node:os';
 import { AckPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
@@ -31,6 +32,7 @@ import { createUsers, NOTIFY_BENCH_ENV, notificationBody, USERS, userId } from '
  *
  * Then the dev inbox must hold exactly N messages, one per notification. With
  * BENCH_PROFILE_DIR set, the API and each worker write a CPU profile (`--cpu-prof`) there.
+ * BENCH_KEEP_DB=1 keeps the database afterwards (its URL is printed), to look at plans and rows.
  */
 const TARGET = 0.3;
 
@@ -41,6 +43,61 @@ async function pool<T>(count: number, concurrency: number, work: (index: number)
       while (next < count) await work(next++);
     }),
   );
+}
+
+function post(agent: http.Agent, url: string, body: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk) => {
+          text += chunk;
+        });
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, text }));
+        response.on('error', reject);
+      },
+    );
+    request.on('error', reject);
+    request.end(body);
+  });
+}
+
+/** CPU time of a process so far, in ms (user + system, clock ticks of 10 ms); 0 once it is gone. */
+function cpuMs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
+}
+
+/** Processes by command name (the shared NATS and Redis servers), from /proc. */
+function pidsOf(command: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === command) pids.push(Number(entry));
+    } catch {}
+  }
+  return pids;
+}
+
+/** The PostgreSQL backends serving the bench database (the pools keep their connections). */
+async function backendPids(db: pg.Client, database: string): Promise<number[]> {
+  const { rows } = await db.query(
+    'select pid from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()',
+    [database],
+  );
+  return rows.map((row) => row.pid as number);
 }
 
 async function bareJetStream(messages: number, concurrency: number) {
@@ -124,25 +181,47 @@ async function system(messages: number, concurrency: number) {
     await createUsers(api);
     await db.connect();
     const statuses = new Map<string, number>();
+    // CPU per notification by process (Linux): the figure that says where the time goes, even on
+    // a machine shared with other runs.
+    const roles = ['api', 'worker 1', 'worker 2', 'scheduler'];
+    const databaseName = new URL(database.url).pathname.slice(1);
+    const backends = await backendPids(db, databaseName);
+    const commits = async () =>
+      Number(
+        (await db.query('select xact_commit from pg_stat_database where datname = $1', [databaseName]))
+          .rows[0].xact_commit,
+      );
+    const commitsBefore = await commits();
+    // NATS and Redis are shared with anything else running on the machine: counted whole.
+    const servers = [...pidsOf('nats-server'), ...pidsOf('redis-server')];
+    const serversBefore = servers.map(cpuMs);
+    const driverBefore = process.cpuUsage();
+    const cpuBefore = [...processes.map((child) => cpuMs(child.pid as number)), ...backends.map(cpuMs)];
     const started = performance.now();
     let acceptedAt = 0;
+    // node:http with keep-alive rather than fetch: fetch cost this driver ~1.2 ms of CPU per
+    // request on the two cores the system under test also runs on (the CPU figures above).
+    const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
     await pool(messages, concurrency, async () => {
-      const response = await fetch(`${api}/api/notifications`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: notificationBody(),
-      });
-      const body = (await response.json()) as { status?: string; channels?: { status: string }[] };
-      const status = `${response.status} ${body.channels?.[0]?.status ?? body.status}`;
+      const { status: code, text } = await post(agent, `${api}/api/notifications`, notificationBody());
+      const body = JSON.parse(text) as { status?: string; channels?: { status: string }[] };
+      const status = `${code} ${body.channels?.[0]?.status ?? body.status}`;
       statuses.set(status, (statuses.get(status) ?? 0) + 1);
     });
+    agent.destroy();
     acceptedAt = performance.now();
     const accepted = statuses.get('202 queued') ?? 0;
     if (accepted !== messages) throw new Error(`not all accepted: ${JSON.stringify([...statuses])}`);
     let done = 0;
     const deadline = Date.now() + 300_000;
     while (done < messages) {
-      if (Date.now() > deadline) throw new Error(`only ${done} of ${messages} sent after 5 min`);
+      if (Date.now() > deadline) {
+        const { rows } = await db.query(
+          `select status, published_at is not null as published, attempts, count(*)::int as n
+           from notification_deliveries where status not in ('sent', 'delivered') group by 1, 2, 3`,
+        );
+        throw new Error(`only ${done} of ${messages} sent after 5 min; the others: ${JSON.stringify(rows)}`);
+      }
       await new Promise((resolve) => setTimeout(resolve, 50));
       const { rows } = await db.query(
         `select count(*)::int as n from notification_deliveries where status in ('sent', 'delivered')`,
@@ -150,6 +229,21 @@ async function system(messages: number, concurrency: number) {
       done = rows[0].n;
     }
     const seconds = (performance.now() - started) / 1000;
+    const cpuAfter = [...processes.map((child) => cpuMs(child.pid as number)), ...backends.map(cpuMs)];
+    const spent = cpuAfter.map((after, i) => after - cpuBefore[i]);
+    const transactions = (await commits()) - commitsBefore;
+    const serversMs = servers.map((pid, i) => cpuMs(pid) - serversBefore[i]).reduce((a, b) => a + b, 0);
+    const driver = process.cpuUsage(driverBefore);
+    // Backends connected during the run count whole (one that came and went is missed).
+    const joined = (await backendPids(db, databaseName)).filter((pid) => !backends.includes(pid));
+    spent.push(...joined.map(cpuMs));
+    const cpuPerMessageMs = {
+      ...Object.fromEntries(roles.map((role, i) => [role, spent[i] / messages])),
+      [`postgres (${backends.length + joined.length} backends)`]:
+        spent.slice(roles.length).reduce((a, b) => a + b, 0) / messages,
+      'nats + redis (whole servers)': serversMs / messages,
+      'this driver': (driver.user + driver.system) / 1000 / messages,
+    };
     const { rows: inbox } = await db.query(
       `select count(*)::int as messages, count(distinct notification_id)::int as notifications from notify_inbox`,
     );
@@ -160,13 +254,16 @@ async function system(messages: number, concurrency: number) {
       seconds,
       acceptSeconds: (acceptedAt - started) / 1000,
       perSecond: messages / seconds,
+      cpuPerMessageMs,
+      transactionsPerMessage: transactions / messages,
       inbox: inbox[0] as { messages: number; notifications: number },
       byStatus: byStatus as { status: string; n: number }[],
     };
   } finally {
     await db.end().catch(() => {});
     for (const child of processes.reverse()) await stopProcess(child);
-    await database.drop();
+    if (process.env.BENCH_KEEP_DB) console.log(`kept ${database.url}`);
+    else await database.drop();
   }
 }
 
@@ -186,6 +283,11 @@ async function main() {
   console.log(
     `system: ${messages} accepted in ${result.acceptSeconds.toFixed(2)} s, all sent after ${result.seconds.toFixed(2)} s ` +
       `= ${result.perSecond.toFixed(0)} deliveries/s`,
+  );
+  console.log(
+    `CPU ms per notification: ${Object.entries(result.cpuPerMessageMs)
+      .map(([role, ms]) => `${role} ${ms.toFixed(3)}`)
+      .join(', ')}; PostgreSQL transactions per notification ${result.transactionsPerMessage.toFixed(2)}`,
   );
   console.log(`statuses: ${result.byStatus.map((s) => `${s.status} ${s.n}`).join(', ')}`);
   const ratio = result.perSecond / baseline.perSecond;

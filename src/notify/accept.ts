@@ -220,11 +220,23 @@ function requestHash(request: Validated): string {
   return createHash('sha256').update(stableJson(rest)).digest('base64url');
 }
 
-function stableJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(',')}}`;
+/**
+ * JSON with object keys sorted, so the same body hashes alike whatever its key order. Stored
+ * hashes live 24 h: the output must stay byte for byte what it was (accept.test.ts pins it).
+ * Written with loops and string appends: the entries/sort/map/join version was 2.5 % of the
+ * API's CPU under notify-accept.
+ */
+export function stableJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ',') + stableJson(value[i]);
+    return `${out}]`;
   }
-  return JSON.stringify(value) ?? 'null';
+  const object = value as Record<string, unknown>;
+  const keys = Object.keys(object).sort();
+  let out = '{';
+  for (let i = 0; i < keys.length; i++)
+    out += `${i === 0 ? '' : ','}${JSON.stringify(keys[i])}:${stableJson(object[keys[i]])}`;
+  return `${out}}`;
 }

@@ -47,7 +47,7 @@ export const notifyModule: ServiceModule = {
     const db = deps.database.db;
     const templateStore = createTemplateRenderer(db);
     const templates = doubles.templates ?? templateStore;
-    const repo = createNotifyRepository(db);
+    const repo = createNotifyRepository(db, { prepare: deps.database.kind === 'postgres' });
     // Receipts name the provider kind, not the instance that sent: match on the message id.
     const onReceipt = async (providerMessageId: string, deliveredAt: Date) => {
       await repo.markDelivered(null, providerMessageId, deliveredAt);

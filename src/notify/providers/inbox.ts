@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Clock } from '../../platform/clock.ts';
 import { createGroup } from '../../platform/db/group.ts';
 import type { JobDefinition } from '../../platform/jobs/index.ts';
 import type { Channel } from '../api.ts';
 import type { OutboundMessage, Provider, SendResult } from '../ports.ts';
+import { createStatements } from '../statements.ts';
 import type { AnyDb } from '../templates/repository.ts';
 
 export interface InboxRow {
@@ -26,15 +27,25 @@ interface Tables {
   notify_inbox: InboxRow;
 }
 
-export function inboxRepository(anyDb: AnyDb) {
+export function inboxRepository(anyDb: AnyDb, options: { prepare?: boolean } = {}) {
   const db = anyDb as Kysely<Tables>;
+  const run = createStatements(anyDb, options.prepare ?? false);
+  // Arrays in a fixed number of parameters: one statement text whatever the batch size, so it is
+  // prepared once per connection (statements.ts) and compiled without a query builder per row.
   const insertNew = (rows: InboxRow[]) =>
-    db
-      .insertInto('notify_inbox')
-      .values(rows)
-      .onConflict((c) => c.column('delivery_id').doNothing())
-      .returningAll()
-      .execute();
+    run(
+      'notify_inbox_store',
+      sql<InboxRow>`insert into notify_inbox (id, delivery_id, notification_id, channel, type, user_id, address,
+          subject, text, html, provider_message_id, created_at)
+        select * from unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.delivery_id)}::text[],
+          ${rows.map((r) => r.notification_id)}::text[], ${rows.map((r) => r.channel)}::text[],
+          ${rows.map((r) => r.type)}::text[], ${rows.map((r) => r.user_id)}::text[],
+          ${rows.map((r) => r.address)}::text[], ${rows.map((r) => r.subject)}::text[],
+          ${rows.map((r) => r.text)}::text[], ${rows.map((r) => r.html)}::text[],
+          ${rows.map((r) => r.provider_message_id)}::text[], ${rows.map((r) => r.created_at)}::timestamptz[])
+        on conflict (delivery_id) do nothing
+        returning *`,
+    );
   /**
    * Stores once per delivery id; a repeat returns the row stored the first time. Messages the
    * workers send at the same time share one insert (group commit); a repeat, which the shared
@@ -111,9 +122,9 @@ function addressOf(message: OutboundMessage): string | null {
  */
 export function createInboxProvider(
   channel: Channel,
-  deps: { db: AnyDb; clock: Clock; onStored?: (result: SendResult) => void },
+  deps: { db: AnyDb; clock: Clock; onStored?: (result: SendResult) => void; prepare?: boolean },
 ): Provider {
-  const repository = inboxRepository(deps.db);
+  const repository = inboxRepository(deps.db, { prepare: deps.prepare });
   return {
     name: 'inbox',
     channel,

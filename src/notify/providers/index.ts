@@ -27,6 +27,8 @@ export interface ChannelSendersOptions {
   /** `config.secret`: the receipts key derives from it unless NOTIFY_RECEIPT_SECRET is set. */
   secret?: string;
   db: AnyDb;
+  /** Hot statements as named prepared statements (PostgreSQL, not PGlite): statements.ts. */
+  prepare?: boolean;
   clock: Clock;
   metrics: Metrics;
   log: Pick<FastifyBaseLogger, 'warn' | 'error' | 'info'>;
@@ -46,6 +48,7 @@ function normalize(options: ChannelSendersOptions | PlatformSendersOptions): Cha
     env: options.config.env,
     secret: options.config.secret,
     db: options.database.db,
+    prepare: options.database.kind === 'postgres',
     clock: options.clock,
     metrics: options.metrics,
     log: options.log,
@@ -145,6 +148,7 @@ function buildProvider(
     case 'inbox':
       return createInboxProvider(channel, {
         db: options.db,
+        prepare: options.prepare,
         clock: options.clock,
         onStored: inboxReceipts(settings, options, timers),
       });

@@ -1,0 +1,45 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { systemClock } from '../clock.ts';
+import { dropNamespace, realServices, uniqueName } from '../testing.ts';
+import { createJetStreamQueue } from './jetstream.ts';
+
+// Publishes wait for the stream's ack through the queue's own reply subscription (jetstream.ts,
+// createAckWaiter): an ack, a duplicate and a refusal must each reach the right caller.
+test('JetStream publish: ack, duplicate, and a refusal (no stream) rejects at once', {
+  skip: realServices.natsUrl ? false : 'needs NATS_URL',
+}, async () => {
+  const url = realServices.natsUrl!;
+  const namespace = uniqueName('qpub');
+  const queue = await createJetStreamQueue(url, systemClock, { namespace, partitions: 4 });
+  const nc = await connect({ servers: url });
+  try {
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        queue.publish('t', { id: `m${i % 40}`, key: `k${i}`, payload: { i } }),
+      ),
+    );
+    // Sent at once, answered out of order: each caller still gets its own ack.
+    assert.equal(results.filter((r) => r.duplicate).length, 10);
+    assert.deepEqual(
+      results.map((r) => r.duplicate),
+      Array.from({ length: 50 }, (_, i) => i >= 40),
+    );
+    assert.equal(await queue.depth('t'), 40);
+    // The stream is gone (the queue still thinks it exists): the server answers "no responders".
+    const jsm = await jetstreamManager(nc);
+    await jsm.streams.delete(`${namespace}_Q_t`.toUpperCase());
+    const started = performance.now();
+    await assert.rejects(
+      queue.publish('t', { id: 'late', key: 'k', payload: {} }),
+      /JetStream publish failed/,
+    );
+    assert.ok(performance.now() - started < 2000, 'rejected by the reply, not by the timeout');
+  } finally {
+    await nc.close();
+    await queue.close();
+    await dropNamespace({ natsUrl: url, namespace, databaseUrl: undefined, redisUrl: undefined }, undefined);
+  }
+});
