@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
 import { createGroup } from '../platform/db/group.ts';
 import type { Db } from '../platform/db/index.ts';
+import { createStatements } from '../platform/db/prepared.ts';
 import type { Channel, ChannelOutcome, NotificationAccepted, Priority } from './api.ts';
 import type { PushSubscription } from './ports.ts';
-import { createStatements } from './statements.ts';
 
 export type DeliveryStatus = ChannelOutcome | 'sending' | 'sent' | 'delivered' | 'failed' | 'dead_lettered';
 export type Lane = 'realtime' | 'batch';
@@ -111,7 +111,7 @@ export interface AcceptLookup {
 
 /** SQL only; the rules live in accept.ts and delivery.ts. */
 export function createNotifyRepository(db: Db, options: { prepare?: boolean } = {}) {
-  const run = createStatements(db, options.prepare ?? false);
+  const run = createStatements(db, options.prepare ?? false).query;
   async function acceptLookups(inputs: AcceptLookupInput[]): Promise<AcceptLookup[]> {
     const rows = await run(
       'notify_accept_lookup',

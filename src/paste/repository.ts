@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Database } from '../platform/db/index.ts';
+import { createStatements } from '../platform/db/prepared.ts';
 import type { StoredContent } from './content.ts';
 
 export interface PasteRow {
@@ -54,6 +55,7 @@ const INSERT_PASTES = `
 /** SQL of the text sharing service; no rules here (they live in the service). */
 export function createPasteRepository(database: Database) {
   const { db } = database;
+  const statements = createStatements(db, database.kind === 'postgres');
   return {
     /** Reserves `count` sequence values in one round trip (ids are handed out from memory). */
     async reserveIds(count: number): Promise<bigint[]> {
@@ -78,7 +80,7 @@ export function createPasteRepository(database: Database) {
         offset += content.data.length;
       }
       const pastes = items.map(({ paste }) => paste);
-      await database.prepared('paste_insert', INSERT_PASTES, [
+      await statements.text('paste_insert', INSERT_PASTES, [
         Buffer.concat(contents.map((content) => content.data)),
         contents.map((content) => content.hash),
         starts,

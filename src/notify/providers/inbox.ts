@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
 import type { Clock } from '../../platform/clock.ts';
 import { createGroup } from '../../platform/db/group.ts';
+import { createStatements } from '../../platform/db/prepared.ts';
 import type { JobDefinition } from '../../platform/jobs/index.ts';
 import type { Channel } from '../api.ts';
 import type { OutboundMessage, Provider, SendResult } from '../ports.ts';
-import { createStatements } from '../statements.ts';
 import type { AnyDb } from '../templates/repository.ts';
 
 export interface InboxRow {
@@ -29,9 +29,9 @@ interface Tables {
 
 export function inboxRepository(anyDb: AnyDb, options: { prepare?: boolean } = {}) {
   const db = anyDb as Kysely<Tables>;
-  const run = createStatements(anyDb, options.prepare ?? false);
+  const run = createStatements(anyDb, options.prepare ?? false).query;
   // Arrays in a fixed number of parameters: one statement text whatever the batch size, so it is
-  // prepared once per connection (statements.ts) and compiled without a query builder per row.
+  // prepared once per connection (platform/db/prepared.ts) and compiled without a query builder per row.
   const insertNew = (rows: InboxRow[]) =>
     run(
       'notify_inbox_store',

@@ -27,7 +27,7 @@ export interface ChannelSendersOptions {
   /** `config.secret`: the receipts key derives from it unless NOTIFY_RECEIPT_SECRET is set. */
   secret?: string;
   db: AnyDb;
-  /** Hot statements as named prepared statements (PostgreSQL, not PGlite): statements.ts. */
+  /** Hot statements as named prepared statements (PostgreSQL, not PGlite): platform/db/prepared.ts. */
   prepare?: boolean;
   clock: Clock;
   metrics: Metrics;

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
-import { CompiledQuery, Kysely, PGliteDialect, PostgresDialect, sql } from 'kysely';
+import { Kysely, PGliteDialect, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 
 export type Db = Kysely<Record<string, never>>;
@@ -16,13 +16,6 @@ export interface Database {
   /** In-use and total connections, for /metrics. */
   poolStats(): { total: number; idle: number; waiting: number };
   ping(): Promise<void>;
-  /**
-   * Runs a hot statement whose text never changes as a named prepared statement: each pooled
-   * connection parses and analyses it once instead of on every call (on PostgreSQL that was a
-   * quarter of the backends' CPU per batch of pastes). `name` must be unique per text. PGlite
-   * runs it as a plain query. Not for use inside a Kysely transaction (it takes its own connection).
-   */
-  prepared<R = unknown>(name: string, text: string, values: unknown[]): Promise<R[]>;
   close(): Promise<void>;
 }
 
@@ -85,8 +78,6 @@ async function connectPostgres(url: string, options: DatabaseOptions): Promise<D
     ping: async () => {
       await sql`select 1`.execute(db);
     },
-    prepared: async <R>(name: string, text: string, values: unknown[]) =>
-      (await pool.query({ name, text, values })).rows as R[],
     close: () => db.destroy(),
   };
 }
@@ -109,8 +100,6 @@ async function openPglite(dataDir: string): Promise<Database> {
     ping: async () => {
       await sql`select 1`.execute(db);
     },
-    prepared: async <R>(_name: string, text: string, values: unknown[]) =>
-      (await db.executeQuery<R>(CompiledQuery.raw(text, values))).rows as R[],
     close: () => db.destroy(),
   };
 }
