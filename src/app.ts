@@ -74,6 +74,11 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
     return503OnClosing: true,
+    // A request without Content-Length or Transfer-Encoding has no body; Node then starts it as an
+    // ended stream and skips its stream life cycle (read, 'end', destroy, 'close': ~9 000
+    // instructions of a small GET's ~73 000 under callgrind). Its 'close' event never fires, so a
+    // stream that must notice the client leaving listens on the response (sse.ts).
+    http: { optimizeEmptyRequests: true },
     forceCloseConnections: 'idle',
     // Router errors that happen before routing get the same problem+json as everything else.
     frameworkErrors: (error, _request, reply) => sendProblem(reply, toAppError(error)),
