@@ -20,7 +20,7 @@ import { createUserTokens } from './platform/identity/tokens.ts';
 import { createScheduler, type Scheduler } from './platform/jobs/index.ts';
 import { platformMigrations } from './platform/migrations.ts';
 import type { HealthCheck, ModuleInstance, PlatformDeps, ServiceModule } from './platform/module.ts';
-import { lazyChildLoggerFactory } from './platform/observability/lazy-logger.ts';
+import { deferChildLoggers } from './platform/observability/lazy-logger.ts';
 import { createMetrics, type Metrics, registerRequestMetrics } from './platform/observability/metrics.ts';
 import { registerPages } from './platform/pages/index.ts';
 import type { Consumer } from './platform/queue/index.ts';
@@ -71,10 +71,14 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
       requestIdLogLabel: 'requestId',
     }),
     genReqId: requestIdFor,
-    childLoggerFactory: lazyChildLoggerFactory,
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
     return503OnClosing: true,
+    // A request without Content-Length or Transfer-Encoding has no body; Node then starts it as an
+    // ended stream and skips its stream life cycle (read, 'end', destroy, 'close': ~9 000
+    // instructions of a small GET's ~73 000 under callgrind). Its 'close' event never fires, so a
+    // stream that must notice the client leaving listens on the response (sse.ts).
+    http: { optimizeEmptyRequests: true },
     forceCloseConnections: 'idle',
     // Router errors that happen before routing get the same problem+json as everything else.
     frameworkErrors: (error, _request, reply) => sendProblem(reply, toAppError(error)),
@@ -91,6 +95,8 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
       customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: true },
     },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as FastifyInstance;
+  // Request loggers are built on their first line (lazy-logger.ts).
+  deferChildLoggers(app.log);
 
   const db = adapters.database.db;
   await migrateModule(adapters.database, 'platform', platformMigrations);

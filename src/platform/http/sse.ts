@@ -14,7 +14,7 @@ export interface SseStream {
  */
 function openSse(
   open: Set<SseStream>,
-  request: FastifyRequest,
+  _request: FastifyRequest,
   reply: FastifyReply,
   heartbeatMs: number,
 ): SseStream {
@@ -52,7 +52,9 @@ function openSse(
     open.delete(stream);
     finish();
   }
-  request.raw.on('close', cleanup);
+  // The response, not the request: a body-less request is an already-ended stream whose 'close'
+  // never fires (`optimizeEmptyRequests`, app.ts); the response closes when the client goes away.
+  raw.on('close', cleanup);
   open.add(stream);
   return stream;
 }
