@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
-import { freePort, pinSelf, startBaseline, startProcess, stopProcess } from './harness.ts';
+import { freePort, pinSelf, processCpuMs, startBaseline, startProcess, stopProcess } from './harness.ts';
 import type { Scenario } from './run.ts';
 
 /**
@@ -20,11 +19,7 @@ const scenario: Scenario = (await import(`./scenarios/${name}.ts`)).default;
 const appPort = await freePort();
 const basePort = await freePort();
 
-/** CPU time of a process so far, in µs (clock ticks of 10 ms). */
-function cpuMicros(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
-}
+const cpuMicros = (pid: number) => processCpuMs(pid) * 1000;
 
 const app = await startProcess(
   ['src/main.ts'],

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import {
@@ -6,6 +5,7 @@ import {
   createBenchDatabase,
   freePort,
   numberFlag,
+  processCpuMs,
   startProcess,
   stopProcess,
 } from './harness.ts';
@@ -18,14 +18,6 @@ import { createUsers, NOTIFY_BENCH_ENV, notificationBody } from './notify-common
  * ROLE=api, limits lifted): the API process and the database's backends, from /proc, over a
  * fixed number of requests. Less sensitive to other load on the machine than req/s. Linux only.
  */
-function cpuMs(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return 0;
-  }
-}
 
 const requests = numberFlag('requests', 20_000);
 const connections = numberFlag('connections', 100);
@@ -74,12 +66,12 @@ try {
   await autocannon({ ...options, amount: 5000 });
   for (let round = 1; round <= rounds; round++) {
     const before = await backends();
-    const appBefore = cpuMs(app.pid as number);
-    const pgBefore = new Map(before.map((pid) => [pid, cpuMs(pid)]));
+    const appBefore = processCpuMs(app.pid as number);
+    const pgBefore = new Map(before.map((pid) => [pid, processCpuMs(pid)]));
     const result = await autocannon({ ...options, amount: requests });
-    const appMs = cpuMs(app.pid as number) - appBefore;
+    const appMs = processCpuMs(app.pid as number) - appBefore;
     let pgMs = 0;
-    for (const pid of await backends()) pgMs += cpuMs(pid) - (pgBefore.get(pid) ?? 0);
+    for (const pid of await backends()) pgMs += processCpuMs(pid) - (pgBefore.get(pid) ?? 0);
     console.log(
       `#${round}: ${result.requests.average.toFixed(0)} req/s, non-2xx ${result.non2xx}; ` +
         `CPU ms per accept: api ${(appMs / result.requests.total).toFixed(3)}, postgres ${(pgMs / result.requests.total).toFixed(3)}`,

@@ -10,6 +10,7 @@ import {
   createBenchDatabase,
   freePort,
   numberFlag,
+  processCpuMs,
   startProcess,
   stopProcess,
 } from './harness.ts';
@@ -67,16 +68,6 @@ function post(agent: http.Agent, url: string, body: string): Promise<{ status: n
     request.on('error', reject);
     request.end(body);
   });
-}
-
-/** CPU time of a process so far, in ms (user + system, clock ticks of 10 ms); 0 once it is gone. */
-function cpuMs(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return 0;
-  }
 }
 
 /** Processes by command name (the shared NATS and Redis servers), from /proc. */
@@ -194,9 +185,12 @@ async function system(messages: number, concurrency: number) {
     const commitsBefore = await commits();
     // NATS and Redis are shared with anything else running on the machine: counted whole.
     const servers = [...pidsOf('nats-server'), ...pidsOf('redis-server')];
-    const serversBefore = servers.map(cpuMs);
+    const serversBefore = servers.map(processCpuMs);
     const driverBefore = process.cpuUsage();
-    const cpuBefore = [...processes.map((child) => cpuMs(child.pid as number)), ...backends.map(cpuMs)];
+    const cpuBefore = [
+      ...processes.map((child) => processCpuMs(child.pid as number)),
+      ...backends.map(processCpuMs),
+    ];
     const started = performance.now();
     let acceptedAt = 0;
     // node:http with keep-alive rather than fetch: fetch cost this driver ~1.2 ms of CPU per
@@ -229,14 +223,19 @@ async function system(messages: number, concurrency: number) {
       done = rows[0].n;
     }
     const seconds = (performance.now() - started) / 1000;
-    const cpuAfter = [...processes.map((child) => cpuMs(child.pid as number)), ...backends.map(cpuMs)];
+    const cpuAfter = [
+      ...processes.map((child) => processCpuMs(child.pid as number)),
+      ...backends.map(processCpuMs),
+    ];
     const spent = cpuAfter.map((after, i) => after - cpuBefore[i]);
     const transactions = (await commits()) - commitsBefore;
-    const serversMs = servers.map((pid, i) => cpuMs(pid) - serversBefore[i]).reduce((a, b) => a + b, 0);
+    const serversMs = servers
+      .map((pid, i) => processCpuMs(pid) - serversBefore[i])
+      .reduce((a, b) => a + b, 0);
     const driver = process.cpuUsage(driverBefore);
     // Backends connected during the run count whole (one that came and went is missed).
     const joined = (await backendPids(db, databaseName)).filter((pid) => !backends.includes(pid));
-    spent.push(...joined.map(cpuMs));
+    spent.push(...joined.map(processCpuMs));
     const cpuPerMessageMs = {
       ...Object.fromEntries(roles.map((role, i) => [role, spent[i] / messages])),
       [`postgres (${backends.length + joined.length} backends)`]:

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import {
@@ -6,6 +5,7 @@ import {
   createBenchDatabase,
   freePort,
   pinSelf,
+  processCpuMs,
   startProcess,
   stopProcess,
 } from './harness.ts';
@@ -27,15 +27,7 @@ const rounds = Number(process.argv[4] ?? 3);
 const connections = Number(process.argv[5] ?? 100);
 const scenario: Scenario = (await import(`./scenarios/${name}.ts`)).default;
 
-/** CPU time of a process so far, in µs (clock ticks of 10 ms); 0 once it has exited. */
-function cpuMicros(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10_000;
-  } catch {
-    return 0;
-  }
-}
+const cpuMicros = (pid: number) => processCpuMs(pid) * 1000;
 
 const database = await createBenchDatabase(BENCH_SERVICES.postgres);
 const databaseName = new URL(database.url).pathname.slice(1);
