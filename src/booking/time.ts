@@ -1,7 +1,20 @@
 /** Local dates and times of a city, for listings ("shows on 2026-01-06 in Mumbai"). */
 
-const dateFormats = new Map<string, Intl.DateTimeFormat>();
-const timeFormats = new Map<string, Intl.DateTimeFormat>();
+const formats = new Map<string, Intl.DateTimeFormat>();
+
+/**
+ * One formatter per use and zone: building one costs far more than formatting with it. Each
+ * locale below serves one use only, so locale and zone name the formatter.
+ */
+function formatIn(locale: string, timeZone: string, options: Intl.DateTimeFormatOptions) {
+  const key = `${locale} ${timeZone}`;
+  let format = formats.get(key);
+  if (!format) {
+    format = new Intl.DateTimeFormat(locale, { timeZone, ...options });
+    formats.set(key, format);
+  }
+  return format;
+}
 
 export function isTimeZone(timeZone: string): boolean {
   try {
@@ -14,32 +27,12 @@ export function isTimeZone(timeZone: string): boolean {
 
 /** `YYYY-MM-DD` of `at` in the time zone. */
 export function localDate(at: Date, timeZone: string): string {
-  let format = dateFormats.get(timeZone);
-  if (!format) {
-    format = new Intl.DateTimeFormat('en-CA', {
-      timeZone,
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-    });
-    dateFormats.set(timeZone, format);
-  }
-  return format.format(at);
+  return formatIn('en-CA', timeZone, { year: 'numeric', month: '2-digit', day: '2-digit' }).format(at);
 }
 
 /** `HH:MM` (24 h) of `at` in the time zone. */
 export function localTime(at: Date, timeZone: string): string {
-  let format = timeFormats.get(timeZone);
-  if (!format) {
-    format = new Intl.DateTimeFormat('en-GB', {
-      timeZone,
-      hour: '2-digit',
-      minute: '2-digit',
-      hourCycle: 'h23',
-    });
-    timeFormats.set(timeZone, format);
-  }
-  return format.format(at);
+  return formatIn('en-GB', timeZone, { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(at);
 }
 
 /** The instant a local wall-clock time happens in a time zone (a time skipped by a DST change gives the hour before). */
@@ -51,23 +44,16 @@ export function zonedInstant(date: string, time: string, timeZone: string): Date
   return second === offset ? first : new Date(guess.getTime() - second);
 }
 
-const partFormats = new Map<string, Intl.DateTimeFormat>();
-
 function offsetMs(at: Date, timeZone: string): number {
-  let format = partFormats.get(timeZone);
-  if (!format) {
-    format = new Intl.DateTimeFormat('en-US', {
-      timeZone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-    });
-    partFormats.set(timeZone, format);
-  }
+  const format = formatIn('en-US', timeZone, {
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  });
   const parts = format.formatToParts(at);
   const get = (type: string) => Number(parts.find((part) => part.type === type)?.value);
   const asUtc = Date.UTC(

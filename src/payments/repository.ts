@@ -86,6 +86,18 @@ export const MAX_ATTEMPTS = 10;
 
 const bump = { version: sql<number>`version + 1` } as const;
 
+/** The columns a payment gets when it fails, however it got there. */
+const failedFields = (failure: Failure, now: Date) =>
+  ({
+    ...bump,
+    status: 'FAILED',
+    failure_code: failure.code,
+    failure_message: failure.message,
+    failed_at: now,
+    updated_at: now,
+    last_event: 'payment.failed',
+  }) as const;
+
 export function createPaymentsRepository(database: Db) {
   const db: PaymentsDb = database.withTables<Tables>();
 
@@ -207,16 +219,7 @@ export function createPaymentsRepository(database: Db) {
     async fail(executor: Executor, id: string, attemptId: string, failure: Failure, now: Date) {
       return executor
         .updateTable('payments')
-        .set({
-          ...bump,
-          status: 'FAILED',
-          attempt_id: null,
-          failure_code: failure.code,
-          failure_message: failure.message,
-          failed_at: now,
-          updated_at: now,
-          last_event: 'payment.failed',
-        })
+        .set({ ...failedFields(failure, now), attempt_id: null })
         .where('id', '=', id)
         .where('status', '=', 'PENDING')
         .where('attempt_id', '=', attemptId)
@@ -228,15 +231,7 @@ export function createPaymentsRepository(database: Db) {
     async cancel(id: string, failure: Failure, now: Date) {
       return db
         .updateTable('payments')
-        .set({
-          ...bump,
-          status: 'FAILED',
-          failure_code: failure.code,
-          failure_message: failure.message,
-          failed_at: now,
-          updated_at: now,
-          last_event: 'payment.failed',
-        })
+        .set(failedFields(failure, now))
         .where('id', '=', id)
         .where('status', '=', 'PENDING')
         .where('attempt_id', 'is', null)
