@@ -17,7 +17,7 @@ import {
 import { createUsers, NOTIFY_BENCH_ENV, notificationBody, USERS, userId } from './notify-common.ts';
 
 /**
- * `npm run bench -- notify-deliver [--messages=5000] [--concurrency=64]`
+ * `npm run bench -- notify-deliver [--messages=5000] [--concurrency=64] [--deliver-after-accept]`
  *
  * End-to-end delivery with two worker processes against a bare JetStream publish-and-consume of
  * the same number of messages, in the same run:
@@ -119,7 +119,7 @@ async function bareJetStream(messages: number, concurrency: number) {
   }
 }
 
-async function system(messages: number, concurrency: number) {
+async function system(messages: number, concurrency: number, deliverAfterAccept: boolean) {
   const database = await createBenchDatabase(BENCH_SERVICES.postgres);
   const namespace = `notifydeliver_${Date.now()}`;
   const env = (port: number, role: string) => ({
@@ -175,6 +175,11 @@ async function system(messages: number, concurrency: number) {
       ...processes.map((child) => processCpuMs(child.pid as number)),
       ...backends.map(processCpuMs),
     ];
+    // --deliver-after-accept: the workers are stopped (SIGSTOP) while the N are accepted, then
+    // continued; the CPU of the delivery phase alone is printed too (worker changes compare
+    // without the API's work in the same window). The main figures keep their meaning.
+    const workers = processes.filter((_, i) => roles[i].startsWith('worker'));
+    if (deliverAfterAccept) for (const worker of workers) worker.kill('SIGSTOP');
     const started = performance.now();
     const answers = await autocannon({
       url: `${api}/api/notifications`,
@@ -198,6 +203,11 @@ async function system(messages: number, concurrency: number) {
     if (failures > 0) statuses.set(`${failures} socket errors or timeouts`, failures);
     const accepted = statuses.get('202 queued') ?? 0;
     if (accepted !== messages) throw new Error(`not all accepted: ${JSON.stringify([...statuses])}`);
+    const cpuAccepted = [
+      ...processes.map((child) => processCpuMs(child.pid as number)),
+      ...backends.map(processCpuMs),
+    ];
+    if (deliverAfterAccept) for (const worker of workers) worker.kill('SIGCONT');
     let done = 0;
     const deadline = Date.now() + 300_000;
     while (done < messages) {
@@ -220,6 +230,7 @@ async function system(messages: number, concurrency: number) {
       ...backends.map(processCpuMs),
     ];
     const spent = cpuAfter.map((after, i) => after - cpuBefore[i]);
+    const delivering = cpuAfter.map((after, i) => after - cpuAccepted[i]);
     const transactions = (await commits()) - commitsBefore;
     const serversMs = servers
       .map((pid, i) => processCpuMs(pid) - serversBefore[i])
@@ -228,10 +239,14 @@ async function system(messages: number, concurrency: number) {
     // Backends connected during the run count whole (one that came and went is missed).
     const joined = (await backendPids(db, databaseName)).filter((pid) => !backends.includes(pid));
     spent.push(...joined.map(processCpuMs));
-    const cpuPerMessageMs = {
-      ...Object.fromEntries(roles.map((role, i) => [role, spent[i] / messages])),
+    delivering.push(...joined.map(processCpuMs));
+    const perMessage = (ms: number[]) => ({
+      ...Object.fromEntries(roles.map((role, i) => [role, ms[i] / messages])),
       [`postgres (${backends.length + joined.length} backends)`]:
-        spent.slice(roles.length).reduce((a, b) => a + b, 0) / messages,
+        ms.slice(roles.length).reduce((a, b) => a + b, 0) / messages,
+    });
+    const cpuPerMessageMs = {
+      ...perMessage(spent),
       'nats + redis (whole servers)': serversMs / messages,
       'this driver': (driver.user + driver.system) / 1000 / messages,
     };
@@ -249,6 +264,7 @@ async function system(messages: number, concurrency: number) {
       acceptSeconds: (acceptedAt - started) / 1000,
       perSecond: messages / seconds,
       cpuPerMessageMs,
+      deliveryCpuPerMessageMs: deliverAfterAccept ? perMessage(delivering) : undefined,
       transactionsPerMessage: transactions / messages,
       inbox: inbox[0] as { messages: number; notifications: number },
       stored: stored[0] as { notifications: number; client_ids: number },
@@ -265,6 +281,7 @@ async function system(messages: number, concurrency: number) {
 async function main() {
   const messages = numberFlag('messages', 5000);
   const concurrency = numberFlag('concurrency', 64);
+  const deliverAfterAccept = process.argv.includes('--deliver-after-accept');
   console.log(
     `notify-deliver: ${messages} messages, ${concurrency} concurrent senders, ${cpus().length} cores; ` +
       `baseline: bare JetStream publish → consume → ack`,
@@ -274,7 +291,7 @@ async function main() {
     `baseline: ${messages} in ${baseline.seconds.toFixed(2)} s = ${baseline.perSecond.toFixed(0)} msg/s`,
   );
   console.log('system: 1 API + 2 workers + 1 scheduler on PostgreSQL + Redis + NATS…');
-  const result = await system(messages, concurrency);
+  const result = await system(messages, concurrency, deliverAfterAccept);
   console.log(
     `system: ${messages} accepted in ${result.acceptSeconds.toFixed(2)} s, all sent after ${result.seconds.toFixed(2)} s ` +
       `= ${result.perSecond.toFixed(0)} deliveries/s`,
@@ -284,6 +301,12 @@ async function main() {
       .map(([role, ms]) => `${role} ${ms.toFixed(3)}`)
       .join(', ')}; PostgreSQL transactions per notification ${result.transactionsPerMessage.toFixed(2)}`,
   );
+  if (result.deliveryCpuPerMessageMs)
+    console.log(
+      `CPU ms per notification, delivery phase only: ${Object.entries(result.deliveryCpuPerMessageMs)
+        .map(([role, ms]) => `${role} ${ms.toFixed(3)}`)
+        .join(', ')}`,
+    );
   console.log(`statuses: ${result.byStatus.map((s) => `${s.status} ${s.n}`).join(', ')}`);
   const ratio = result.perSecond / baseline.perSecond;
   console.log(
