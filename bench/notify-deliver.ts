@@ -181,28 +181,37 @@ async function system(messages: number, concurrency: number, deliverAfterAccept:
     const workers = processes.filter((_, i) => roles[i].startsWith('worker'));
     if (deliverAfterAccept) for (const worker of workers) worker.kill('SIGSTOP');
     const started = performance.now();
-    const answers = await autocannon({
-      url: `${api}/api/notifications`,
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      connections: concurrency,
-      amount: messages,
-      requests: [
-        {
-          setupRequest: (request) => ({ ...request, body: notificationBody() }),
-          onResponse: (code, text) => {
-            const body = JSON.parse(text) as { status?: string; channels?: { status: string }[] };
-            const status = `${code} ${body.channels?.[0]?.status ?? body.status}`;
-            statuses.set(status, (statuses.get(status) ?? 0) + 1);
-          },
-        },
-      ],
+    // autocannon notices that its `amount` is done only at its next 1 s sample, so the last answer
+    // is taken from onResponse: the clock would otherwise stop up to a second late.
+    let answered = 0;
+    let lastAnswer!: () => void;
+    const allAnswered = new Promise<void>((resolve) => {
+      lastAnswer = resolve;
     });
+    const accepting = Promise.resolve(
+      autocannon({
+        url: `${api}/api/notifications`,
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        connections: concurrency,
+        amount: messages,
+        requests: [
+          {
+            setupRequest: (request) => ({ ...request, body: notificationBody() }),
+            onResponse: (code, text) => {
+              const body = JSON.parse(text) as { status?: string; channels?: { status: string }[] };
+              const status = `${code} ${body.channels?.[0]?.status ?? body.status}`;
+              statuses.set(status, (statuses.get(status) ?? 0) + 1);
+              if (++answered === messages) lastAnswer();
+            },
+          },
+        ],
+      }),
+    ).finally(lastAnswer);
+    await allAnswered;
     const acceptedAt = performance.now();
-    const failures = answers.errors + answers.timeouts;
-    if (failures > 0) statuses.set(`${failures} socket errors or timeouts`, failures);
-    const accepted = statuses.get('202 queued') ?? 0;
-    if (accepted !== messages) throw new Error(`not all accepted: ${JSON.stringify([...statuses])}`);
+    const queued = () => statuses.get('202 queued') ?? 0;
+    if (queued() !== messages) throw new Error(`not all accepted: ${JSON.stringify([...statuses])}`);
     const cpuAccepted = [
       ...processes.map((child) => processCpuMs(child.pid as number)),
       ...backends.map(processCpuMs),
@@ -240,6 +249,12 @@ async function system(messages: number, concurrency: number, deliverAfterAccept:
     const joined = (await backendPids(db, databaseName)).filter((pid) => !backends.includes(pid));
     spent.push(...joined.map(processCpuMs));
     delivering.push(...joined.map(processCpuMs));
+    // (autocannon returns at its next sample, after the figures are taken.)
+    const answers = await accepting;
+    if (answers.errors + answers.timeouts > 0 || queued() !== messages)
+      throw new Error(
+        `socket errors or timeouts: ${answers.errors + answers.timeouts}, answers: ${JSON.stringify([...statuses])}`,
+      );
     const perMessage = (ms: number[]) => ({
       ...Object.fromEntries(roles.map((role, i) => [role, ms[i] / messages])),
       [`postgres (${backends.length + joined.length} backends)`]:
