@@ -32,10 +32,14 @@ export function inboxRepository(anyDb: AnyDb, options: { prepare?: boolean } = {
   const run = createStatements(anyDb, options.prepare ?? false).query;
   // Arrays in a fixed number of parameters: one statement text whatever the batch size, so it is
   // prepared once per connection (platform/db/prepared.ts) and compiled without a query builder per row.
-  const insertNew = (rows: InboxRow[]) =>
-    run(
-      'notify_inbox_store',
-      sql<InboxRow>`insert into notify_inbox (id, delivery_id, notification_id, channel, type, user_id, address,
+  // It answers the delivery ids it stored, not `returning *`: the rows are the caller's own, and
+  // the text and HTML of every message travelled back to the worker for nothing.
+  const insertNew = async (rows: InboxRow[]): Promise<Set<string>> => {
+    const inserted = await run(
+      'notify_inbox_store_ids',
+      sql<
+        Pick<InboxRow, 'delivery_id'>
+      >`insert into notify_inbox (id, delivery_id, notification_id, channel, type, user_id, address,
           subject, text, html, provider_message_id, created_at)
         select * from unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.delivery_id)}::text[],
           ${rows.map((r) => r.notification_id)}::text[], ${rows.map((r) => r.channel)}::text[],
@@ -44,8 +48,10 @@ export function inboxRepository(anyDb: AnyDb, options: { prepare?: boolean } = {
           ${rows.map((r) => r.text)}::text[], ${rows.map((r) => r.html)}::text[],
           ${rows.map((r) => r.provider_message_id)}::text[], ${rows.map((r) => r.created_at)}::timestamptz[])
         on conflict (delivery_id) do nothing
-        returning *`,
+        returning delivery_id`,
     );
+    return new Set(inserted.map((row) => row.delivery_id));
+  };
   /**
    * Stores once per delivery id; a repeat returns the row stored the first time. Messages the
    * workers send at the same time share one insert (group commit); a repeat, which the shared
@@ -53,8 +59,7 @@ export function inboxRepository(anyDb: AnyDb, options: { prepare?: boolean } = {
    */
   const store = createGroup<InboxRow, InboxRow | undefined>({
     one: async (row) => {
-      const [inserted] = await insertNew([row]);
-      if (inserted) return inserted;
+      if ((await insertNew([row])).has(row.delivery_id)) return row;
       return db
         .selectFrom('notify_inbox')
         .selectAll()
@@ -62,8 +67,8 @@ export function inboxRepository(anyDb: AnyDb, options: { prepare?: boolean } = {
         .executeTakeFirstOrThrow();
     },
     many: async (rows) => {
-      const inserted = new Map((await insertNew(rows)).map((row) => [row.delivery_id, row]));
-      return rows.map((row) => inserted.get(row.delivery_id));
+      const inserted = await insertNew(rows);
+      return rows.map((row) => (inserted.has(row.delivery_id) ? row : undefined));
     },
     key: (row) => row.delivery_id,
     retry: (row) => row === undefined,
