@@ -229,3 +229,29 @@ test("the module's platform deps can be passed as they are", async () => {
     for (const sender of Object.values(senders)) await sender.close();
   }
 });
+
+test('receipts of messages stored close together reach the core together', async () => {
+  const got: { id: string; at: number }[] = [];
+  const senders = createChannelSenders({
+    env: { NOTIFY_INBOX_RECEIPT_DELAY_MS: '400' },
+    db: h.db,
+    clock: h.clock,
+    metrics: h.metrics,
+    log: { warn: () => {}, info: () => {}, error: () => {} },
+    onReceipt: (id) => void got.push({ id, at: performance.now() }),
+  });
+  try {
+    const first = await senders.email.send(email('0190a1b2-0000-7000-8000-0000000000a1'));
+    await sleep(20);
+    const second = await senders.email.send(email('0190a1b2-0000-7000-8000-0000000000a2'));
+    await sleep(700);
+    assert.deepEqual(
+      got.map((receipt) => receipt.id),
+      [first.providerMessageId, second.providerMessageId],
+    );
+    // Stored 20 ms apart, reported in one turn (one timer within the 100 ms window).
+    assert.ok(got[1].at - got[0].at < 5, JSON.stringify(got));
+  } finally {
+    for (const sender of Object.values(senders)) await sender.close();
+  }
+});

@@ -30,22 +30,26 @@ interface Tables {
 export function inboxRepository(anyDb: AnyDb, options: { prepare?: boolean } = {}) {
   const db = anyDb as Kysely<Tables>;
   const run = createStatements(anyDb, options.prepare ?? false).query;
-  // Arrays in a fixed number of parameters: one statement text whatever the batch size, so it is
-  // prepared once per connection (platform/db/prepared.ts) and compiled without a query builder per row.
-  const insertNew = (rows: InboxRow[]) =>
-    run(
-      'notify_inbox_store',
-      sql<InboxRow>`insert into notify_inbox (id, delivery_id, notification_id, channel, type, user_id, address,
-          subject, text, html, provider_message_id, created_at)
-        select * from unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.delivery_id)}::text[],
-          ${rows.map((r) => r.notification_id)}::text[], ${rows.map((r) => r.channel)}::text[],
-          ${rows.map((r) => r.type)}::text[], ${rows.map((r) => r.user_id)}::text[],
-          ${rows.map((r) => r.address)}::text[], ${rows.map((r) => r.subject)}::text[],
-          ${rows.map((r) => r.text)}::text[], ${rows.map((r) => r.html)}::text[],
-          ${rows.map((r) => r.provider_message_id)}::text[], ${rows.map((r) => r.created_at)}::timestamptz[])
+  // The rows as one JSON document (JSON.stringify is native), so the statement text never varies and
+  // is prepared once per connection (platform/db/prepared.ts); as a text[] per column pg escaped
+  // every element in JavaScript, the messages' text and HTML included. It answers the delivery ids
+  // it stored, not `returning *`: the rows are the caller's own, and the text and HTML of every
+  // message travelled back to the worker for nothing.
+  const insertNew = async (rows: InboxRow[]): Promise<Set<string>> => {
+    const inserted = await run(
+      'notify_inbox_store_json',
+      sql<
+        Pick<InboxRow, 'delivery_id'>
+      >`insert into notify_inbox (id, delivery_id, notification_id, channel, type,
+          user_id, address, subject, text, html, provider_message_id, created_at)
+        select * from json_to_recordset(${JSON.stringify(rows)}::json)
+          as v(id uuid, delivery_id text, notification_id text, channel text, type text, user_id text,
+            address text, subject text, text text, html text, provider_message_id text, created_at timestamptz)
         on conflict (delivery_id) do nothing
-        returning *`,
+        returning delivery_id`,
     );
+    return new Set(inserted.map((row) => row.delivery_id));
+  };
   /**
    * Stores once per delivery id; a repeat returns the row stored the first time. Messages the
    * workers send at the same time share one insert (group commit); a repeat, which the shared
@@ -53,8 +57,7 @@ export function inboxRepository(anyDb: AnyDb, options: { prepare?: boolean } = {
    */
   const store = createGroup<InboxRow, InboxRow | undefined>({
     one: async (row) => {
-      const [inserted] = await insertNew([row]);
-      if (inserted) return inserted;
+      if ((await insertNew([row])).has(row.delivery_id)) return row;
       return db
         .selectFrom('notify_inbox')
         .selectAll()
@@ -62,8 +65,8 @@ export function inboxRepository(anyDb: AnyDb, options: { prepare?: boolean } = {
         .executeTakeFirstOrThrow();
     },
     many: async (rows) => {
-      const inserted = new Map((await insertNew(rows)).map((row) => [row.delivery_id, row]));
-      return rows.map((row) => inserted.get(row.delivery_id));
+      const inserted = await insertNew(rows);
+      return rows.map((row) => (inserted.has(row.delivery_id) ? row : undefined));
     },
     key: (row) => row.delivery_id,
     retry: (row) => row === undefined,

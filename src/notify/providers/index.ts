@@ -155,27 +155,44 @@ function buildProvider(
   }
 }
 
-/** The dev inbox reports delivery a moment later, after the core has recorded the send. */
+/**
+ * The dev inbox reports delivery a moment later, after the core has recorded the send. Receipts
+ * of messages stored within a quarter of the delay (at most 100 ms) of each other share one timer,
+ * so they reach the core together and its receipt statement is shared by all of them (group
+ * commit) rather than by the few stored in the same statement: each fires between `delay` and
+ * `delay` + that window after its message was stored.
+ */
 function inboxReceipts(
   settings: ProviderSettings,
   options: ChannelSendersOptions,
   timers: Set<NodeJS.Timeout>,
 ) {
   const { onReceipt } = options;
-  if (!onReceipt || settings.inboxReceiptDelayMs === 0) return undefined;
+  const delay = settings.inboxReceiptDelayMs;
+  if (!onReceipt || delay === 0) return undefined;
+  const span = Math.min(100, delay / 4);
+  let open: { results: SendResult[]; since: number; timer?: NodeJS.Timeout } | undefined;
+  const report = async (result: SendResult) => {
+    try {
+      await onReceipt(result.providerMessageId, options.clock.now());
+    } catch (error) {
+      options.log.error({ err: error, providerMessageId: result.providerMessageId }, 'inbox receipt failed');
+    }
+  };
   return (result: SendResult) => {
-    const timer = setTimeout(async () => {
-      timers.delete(timer);
-      try {
-        await onReceipt(result.providerMessageId, options.clock.now());
-      } catch (error) {
-        options.log.error(
-          { err: error, providerMessageId: result.providerMessageId },
-          'inbox receipt failed',
-        );
-      }
-    }, settings.inboxReceiptDelayMs);
-    timer.unref();
-    timers.add(timer);
+    const now = performance.now();
+    // (A bucket whose timer was cleared by close() takes no more.)
+    if (open?.timer && timers.has(open.timer) && now - open.since < span) {
+      open.results.push(result);
+      return;
+    }
+    const bucket: NonNullable<typeof open> = { results: [result], since: now };
+    open = bucket;
+    bucket.timer = setTimeout(() => {
+      timers.delete(bucket.timer!);
+      for (const stored of bucket.results) void report(stored);
+    }, delay + span);
+    bucket.timer.unref();
+    timers.add(bucket.timer);
   };
 }

@@ -54,6 +54,15 @@ function createEngine(html: boolean): Liquid {
   return liquid;
 }
 
+/**
+ * Whether a template can render with liquid's `renderSync`: only the `qr` filter is async, and a
+ * source without the two letters cannot call it. Rendering synchronously skips liquid's promise
+ * machinery for every tag and output (~25 µs of a worker's ~0.4 ms of CPU per e-mail).
+ */
+export function rendersSync(sources: (string | null | undefined)[]): boolean {
+  return sources.every((source) => !source?.includes('qr'));
+}
+
 export const textEngine = createEngine(false);
 export const htmlEngine = createEngine(true);
 

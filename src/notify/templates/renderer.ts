@@ -1,4 +1,4 @@
-import type { Template } from 'liquidjs';
+import type { Liquid, Template } from 'liquidjs';
 import { LRUCache } from 'lru-cache';
 import type { Channel } from '../api.ts';
 import type { RenderedMessage, TemplateProblem, TemplateRenderer } from '../ports.ts';
@@ -6,6 +6,7 @@ import {
   htmlEngine,
   knownTimeZone,
   RENDER_LIMITS,
+  rendersSync,
   templateVariables,
   textEngine,
   textToHtml,
@@ -20,6 +21,8 @@ interface Parsed {
   body: Template[];
   html?: Template[];
   variables: string[];
+  /** No async filter in any part: rendered with `renderSync`. */
+  sync: boolean;
 }
 
 export interface TemplateStore extends TemplateRenderer {
@@ -72,7 +75,8 @@ export function createTemplateRenderer(db: AnyDb, options: TemplateRendererOptio
     const version = `${hit.row.id}@${hit.row.updated_at.getTime()}`;
     let entry = parsed.get(version);
     if (!entry) {
-      entry = { row: hit.row, ...parseTemplate(hit.row) };
+      const { subject, body, html_body } = hit.row;
+      entry = { row: hit.row, ...parseTemplate(hit.row), sync: rendersSync([subject, body, html_body]) };
       parsed.set(version, entry);
     }
     return entry;
@@ -87,14 +91,16 @@ export function createTemplateRenderer(db: AnyDb, options: TemplateRendererOptio
     const template = await find(type, channel, renderOptions.locale);
     if (!template) throw templateError('template_not_found', `No ${channel} template for type "${type}"`);
     const opts = { ...RENDER_LIMITS, globals: { timeZone: knownTimeZone(renderOptions.timeZone) } };
+    const part = async (engine: Liquid, templates: Template[]) =>
+      String(
+        template.sync ? engine.renderSync(templates, data, opts) : await engine.render(templates, data, opts),
+      );
     try {
-      const text = String(await textEngine.render(template.body, data, opts));
+      const text = await part(textEngine, template.body);
       if (channel === 'sms') return { text };
-      const subject = String(await textEngine.render(template.subject, data, opts)).trim();
+      const subject = (await part(textEngine, template.subject)).trim();
       if (channel === 'push') return { subject, text };
-      const html = template.html
-        ? String(await htmlEngine.render(template.html, data, opts))
-        : textToHtml(text);
+      const html = template.html ? await part(htmlEngine, template.html) : textToHtml(text);
       return { subject, text, html };
     } catch (error) {
       throw templateError('template_render_failed', {

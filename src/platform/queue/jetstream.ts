@@ -202,11 +202,8 @@ export async function createJetStreamQueue(
       const durable = `${token(opts.group)}_${token(topic)}_${p}`;
       let stopIterator: (() => void) | undefined;
 
-      async function process(msg: JsMsg) {
-        let envelope: { key: string; payload: T };
-        try {
-          envelope = msg.json();
-        } catch {
+      async function process(msg: JsMsg, envelope: Envelope<T> | undefined) {
+        if (!envelope) {
           msg.term('not JSON');
           return;
         }
@@ -220,7 +217,10 @@ export async function createJetStreamQueue(
             let ok = false;
             try {
               await handler({
-                id: msg.headers?.get('Nats-Msg-Id') ?? String(msg.seq),
+                // Read when asked: decoding the headers per message showed in worker profiles.
+                get id() {
+                  return messageId(msg);
+                },
                 key: envelope.key,
                 topic,
                 payload: envelope.payload,
@@ -247,7 +247,7 @@ export async function createJetStreamQueue(
             const step = nextStep(failure, attempt, opts.retryDelaysMs);
             if (step.kind === 'dead') {
               const dead = {
-                messageId: msg.headers?.get('Nats-Msg-Id') ?? String(msg.seq),
+                messageId: messageId(msg),
                 key: envelope.key,
                 payload: envelope.payload,
                 attempts: attempt,
@@ -307,15 +307,17 @@ export async function createJetStreamQueue(
         stopIterator = () => messages.stop();
         if (abort.signal.aborted) messages.stop();
         for await (const msg of messages) {
-          let envelopeKey: string;
+          // Parsed once here (the key picks the chain) and handed on.
+          let envelope: Envelope<T> | undefined;
           try {
-            envelopeKey = (msg.json() as { key: string }).key;
+            envelope = msg.json();
           } catch {
-            envelopeKey = '';
+            envelope = undefined;
           }
+          const envelopeKey = envelope?.key ?? '';
           const previous = chains.get(envelopeKey) ?? Promise.resolve();
           const next: Promise<void> = previous
-            .then(() => process(msg))
+            .then(() => process(msg, envelope))
             .catch((error) => {
               events.emit('error', error);
             })
@@ -421,6 +423,13 @@ export async function createJetStreamQueue(
     },
   };
 }
+
+interface Envelope<T> {
+  key: string;
+  payload: T;
+}
+
+const messageId = (msg: JsMsg) => msg.headers?.get('Nats-Msg-Id') ?? String(msg.seq);
 
 const PUBLISH_TIMEOUT_MS = 5000;
 

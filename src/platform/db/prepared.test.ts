@@ -1,0 +1,34 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { sql } from 'kysely';
+import { realServices, uniqueName } from '../testing.ts';
+import { createDatabase, type Database } from './index.ts';
+import { createStatements } from './prepared.ts';
+
+let database: Database;
+before(async () => {
+  const schema = realServices.databaseUrl ? uniqueName('p') : undefined;
+  database = await createDatabase({ databaseUrl: realServices.databaseUrl, dataDir: 'memory://', schema });
+});
+after(() => database.close());
+
+test('a named statement gives the same rows on its first (compiled) and later (cached text) calls', async () => {
+  const run = createStatements(database.db, database.kind === 'postgres').query;
+  const pairs = (ids: number[], names: (string | null)[]) =>
+    run<{ id: number; name: string | null; tag: string }>(
+      'prepared_test_pairs',
+      sql`select id, name, ${'t'}::text || id as tag from unnest(${ids}::int[], ${names}::text[]) as v(id, name) order by id`,
+    );
+  const expected = (ids: number[], names: (string | null)[]) =>
+    ids.map((id, i) => ({ id, name: names[i], tag: `t${id}` }));
+  assert.deepEqual(await pairs([2, 1], ['b', null]), expected([1, 2], [null, 'b']));
+  assert.deepEqual(await pairs([3], ["o'q"]), expected([3], ["o'q"]));
+  assert.deepEqual(await pairs([5, 4, 6], ['x', 'y', 'z']), expected([4, 5, 6], ['y', 'x', 'z']));
+  // A nested fragment is compiled every time, so its text may vary (unprepared: pg would refuse
+  // a second text under one name).
+  const unprepared = createStatements(database.db, false).query;
+  const fragment = (flag: boolean) =>
+    unprepared<{ n: number }>('prepared_test_fragment', sql`select ${flag ? sql`1` : sql`2`}::int as n`);
+  assert.deepEqual(await fragment(true), [{ n: 1 }]);
+  assert.deepEqual(await fragment(false), [{ n: 2 }]);
+});
