@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { cpus } from 'node:os';
 import { AckPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
@@ -10,6 +10,7 @@ import {
   createBenchDatabase,
   freePort,
   numberFlag,
+  pidsOf,
   processCpuMs,
   startProcess,
   stopProcess,
@@ -68,18 +69,6 @@ function post(agent: http.Agent, url: string, body: string): Promise<{ status: n
     request.on('error', reject);
     request.end(body);
   });
-}
-
-/** Processes by command name (the shared NATS and Redis servers), from /proc. */
-function pidsOf(command: string): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === command) pids.push(Number(entry));
-    } catch {}
-  }
-  return pids;
 }
 
 /** The PostgreSQL backends serving the bench database (the pools keep their connections). */
