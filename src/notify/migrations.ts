@@ -4,7 +4,8 @@ import type { Migrations } from '../platform/db/migrate.ts';
 /**
  * The delivery core's tables. A notification has one delivery per requested channel; the
  * delivery carries the status a user sees and each provider try is an attempt row.
- * `published_at` is null until the queue has the delivery's message (see outbox.ts).
+ * `published_at` is null until a worker claimed the delivery or the outbox sweep published it
+ * (see outbox.ts).
  */
 export const coreMigrations: Migrations = {
   '001_notify_core': {
