@@ -21,7 +21,8 @@ import { createUsers, NOTIFY_BENCH_ENV, notificationBody } from './notify-common
  * (whole servers: anything else running on the machine counts too), from /proc, over a fixed
  * number of requests. Less sensitive to other load on the machine
  * than req/s. `--rate=N` holds the load at N requests per second in all (0: as fast as it goes),
- * so batch sizes do not move with the machine's speed. Linux only.
+ * so batch sizes do not move with the machine's speed. BENCH_KEEP_DB=1 keeps the database
+ * afterwards (its URL is printed), to look at plans and rows. Linux only.
  */
 
 const requests = numberFlag('requests', 20_000);
@@ -101,5 +102,6 @@ try {
 } finally {
   await db.end().catch(() => {});
   await stopProcess(app);
-  await database.drop();
+  if (process.env.BENCH_KEEP_DB) console.log(`kept ${database.url}`);
+  else await database.drop();
 }
