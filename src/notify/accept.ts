@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
-import { v7 } from 'uuid';
 import type { Clock } from '../platform/clock.ts';
 import { platformError } from '../platform/errors.ts';
+import { uuidv7 } from '../platform/ids.ts';
 import {
   CHANNELS,
   type Channel,
@@ -132,7 +132,7 @@ export function createAccept(deps: {
     await checkTemplates(request.type, request.channels, request.data);
     const outcomes = await channelOutcomes(request, now, found);
     const spent = outcomes.filter((o) => o.status === 'queued' || o.status === 'scheduled');
-    const id = v7();
+    const id = uuidv7();
     const channels = outcomes.map(({ scheduledFor: _, ...result }) => result);
     if (spent.length === 0 && outcomes.some((o) => o.status === 'rate_limited')) {
       return { id, status: 'rate_limited', channels };
