@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import autocannon from 'autocannon';
 import pg from 'pg';
@@ -195,4 +195,16 @@ export function processCpuMs(pid: number): number {
   } catch {
     return 0;
   }
+}
+
+/** Processes by command name (e.g. the shared NATS and Redis servers), from /proc. Linux. */
+export function pidsOf(command: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === command) pids.push(Number(entry));
+    } catch {}
+  }
+  return pids;
 }

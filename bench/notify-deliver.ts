@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { AckPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
@@ -11,6 +11,7 @@ import {
   createBenchDatabase,
   freePort,
   numberFlag,
+  pidsOf,
   processCpuMs,
   startProcess,
   stopProcess,
@@ -82,18 +83,6 @@ async function partitionsSettled(namespace: string, partitions = 16): Promise<nu
   } finally {
     await nc.close();
   }
-}
-
-/** Processes by command name (the shared NATS and Redis servers), from /proc. */
-function pidsOf(command: string): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === command) pids.push(Number(entry));
-    } catch {}
-  }
-  return pids;
 }
 
 /** The PostgreSQL backends serving the bench database (the pools keep their connections). */

@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
-import { v7 } from 'uuid';
+import { hash } from 'node:crypto';
 import type { Clock } from '../platform/clock.ts';
 import { platformError } from '../platform/errors.ts';
+import { uuidv7 } from '../platform/ids.ts';
 import {
   CHANNELS,
   type Channel,
@@ -132,7 +132,7 @@ export function createAccept(deps: {
     await checkTemplates(request.type, request.channels, request.data);
     const outcomes = await channelOutcomes(request, now, found);
     const spent = outcomes.filter((o) => o.status === 'queued' || o.status === 'scheduled');
-    const id = v7();
+    const id = uuidv7();
     const channels = outcomes.map(({ scheduledFor: _, ...result }) => result);
     if (spent.length === 0 && outcomes.some((o) => o.status === 'rate_limited')) {
       return { id, status: 'rate_limited', channels };
@@ -215,18 +215,18 @@ function validate(request: NotificationRequest): Validated {
   return { ...request, priority: request.priority ?? 'normal' };
 }
 
+/** The body without its client id. One-shot `hash` and no copy of the request without `id`. */
 function requestHash(request: Validated): string {
-  const { id: _, ...rest } = request;
-  return createHash('sha256').update(stableJson(rest)).digest('base64url');
+  return hash('sha256', stableJson(request, 'id'), 'base64url');
 }
 
 /**
- * JSON with object keys sorted, so the same body hashes alike whatever its key order. Stored
- * hashes live 24 h: the output must stay byte for byte what it was (accept.test.ts pins it).
- * Written with loops and string appends: the entries/sort/map/join version was 2.5 % of the
- * API's CPU under notify-accept.
+ * JSON with object keys sorted, so the same body hashes alike whatever its key order; `omitKey`
+ * leaves out one key of the outermost object. Stored hashes live 24 h: the output must stay byte
+ * for byte what it was (stable-json.test.ts pins it). Written with loops and string appends: the
+ * entries/sort/map/join version was 2.5 % of the API's CPU under notify-accept.
  */
-export function stableJson(value: unknown): string {
+export function stableJson(value: unknown, omitKey?: string): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
   if (Array.isArray(value)) {
     let out = '[';
@@ -236,7 +236,9 @@ export function stableJson(value: unknown): string {
   const object = value as Record<string, unknown>;
   const keys = Object.keys(object).sort();
   let out = '{';
-  for (let i = 0; i < keys.length; i++)
-    out += `${i === 0 ? '' : ','}${JSON.stringify(keys[i])}:${stableJson(object[keys[i]])}`;
+  for (const key of keys) {
+    if (key === omitKey) continue;
+    out += `${out.length === 1 ? '' : ','}${JSON.stringify(key)}:${stableJson(object[key])}`;
+  }
   return `${out}}`;
 }

@@ -4,7 +4,8 @@ import type { Migrations } from '../platform/db/migrate.ts';
 /**
  * The delivery core's tables. A notification has one delivery per requested channel; the
  * delivery carries the status a user sees and each provider try is an attempt row.
- * `published_at` is null until the queue has the delivery's message (see outbox.ts).
+ * `published_at` is null until a worker claimed the delivery or the outbox sweep published it
+ * (see outbox.ts).
  */
 export const coreMigrations: Migrations = {
   '001_notify_core': {
@@ -89,6 +90,16 @@ export const coreMigrations: Migrations = {
       await sql`create index notification_attempts_delivery on notification_attempts (notification_id, channel, id)`.execute(
         db,
       );
+    },
+  },
+  '002_notify_deliveries_without_foreign_key': {
+    async up(db: Kysely<unknown>) {
+      // Deliveries are written only by the accept's insert, in the statement that writes their
+      // notification (joined to its rows), and notifications are never deleted: the key's check
+      // (a lookup and a row lock on the notification per delivery) was ~10 % of that insert's
+      // PostgreSQL CPU and guarded nothing.
+      await sql`alter table notification_deliveries
+        drop constraint if exists notification_deliveries_notification_id_fkey`.execute(db);
     },
   },
 };

@@ -12,15 +12,29 @@ export interface DeliveryMessage {
 export const topicFor = (lane: Lane, channel: Channel) =>
   lane === 'batch' ? `notifications.batch.${channel}` : `notifications.${channel}`;
 
+interface Publishable {
+  notificationId: string;
+  channel: Channel;
+  userId: string;
+  lane: Lane;
+}
+
 /**
  * Getting a stored delivery onto the queue. The queue port cannot join a database transaction
  * (it may be JetStream), so this is a transactional outbox without a separate table: the
  * notification and its deliveries commit first with `published_at` null, then the message is
- * published and `published_at` set. If the process dies in between, `publishDue` (a periodic
- * job) publishes it again after `republishAfterMs`; the message id `{notificationId}:{channel}`
- * makes the queue drop a second copy, so nothing is lost and nothing is sent twice.
- * Scheduled deliveries (quiet hours, `send_at`) are not published before they are due, so they
- * never hold back the user's later messages on the same ordering key.
+ * published. `published_at` is set by whoever next touches the row anyway: the worker's claim
+ * (a message the worker got was published) or this sweep. So the accept writes nothing more
+ * after its insert: marking each delivery from the API cost an UPDATE (a new row version, index
+ * entries, WAL and a commit) per accept.
+ *
+ * `publishDue` (a periodic job) publishes `queued` deliveries still unmarked after
+ * `republishAfterMs` — a publish lost when the process died or the queue was down, or a message
+ * still waiting in the queue behind a backlog — and marks them, so each is published again at
+ * most once. The message id `{notificationId}:{channel}` makes the queue drop a second copy
+ * within its 24 h window, and a claim of a settled delivery sends nothing, so nothing is lost and
+ * nothing is sent twice. Scheduled deliveries (quiet hours, `send_at`) are first published by the
+ * sweep when due, so they never hold back the user's later messages on the same ordering key.
  */
 export function createOutbox(deps: {
   repo: NotifyRepository;
@@ -31,72 +45,50 @@ export function createOutbox(deps: {
 }) {
   const { repo, queue, clock, log } = deps;
 
-  // `published_at` marks of concurrent requests go to PostgreSQL together: one UPDATE (and one
-  // commit) per flush instead of one per delivery. A flush waits for the one before it, so under
-  // load the marks that arrive meanwhile share the next statement.
-  let pending: { notificationId: string; channel: Channel; done: (error?: unknown) => void }[] = [];
-  let flushing = false;
-  async function flush() {
-    flushing = true;
-    while (pending.length > 0) {
-      const batch = pending;
-      pending = [];
-      await repo.markManyPublished(batch, clock.now()).then(
-        () => {
-          for (const item of batch) item.done();
-        },
-        (error) => {
-          for (const item of batch) item.done(error);
-        },
-      );
-    }
-    flushing = false;
-  }
-  function markPublished(notificationId: string, channel: Channel): Promise<void> {
-    return new Promise((resolve, reject) => {
-      pending.push({ notificationId, channel, done: (error) => (error ? reject(error) : resolve()) });
-      if (!flushing) void flush();
-    });
-  }
-
-  /** Publishes and resolves on the queue's ack, with the pending `published_at` mark. */
-  async function publish(d: { notificationId: string; channel: Channel; userId: string; lane: Lane }) {
+  /** Resolves on the queue's ack. */
+  async function publish(d: Publishable) {
     await queue.publish<DeliveryMessage>(topicFor(d.lane, d.channel), {
       id: `${d.notificationId}:${d.channel}`,
       key: d.userId,
       payload: { notificationId: d.notificationId, channel: d.channel },
     });
-    return { marked: markPublished(d.notificationId, d.channel) };
   }
 
   return {
     /** Right after the commit; a failure is logged and left to `publishDue`. */
-    async publishNow(deliveries: { notificationId: string; channel: Channel; userId: string; lane: Lane }[]) {
-      const failed = (d: { notificationId: string }) => (error: unknown) =>
-        log.warn({ err: error, notificationId: d.notificationId }, 'publish failed; the sweep will retry');
+    async publishNow(deliveries: Publishable[]) {
       // The channels go to different topics, so nothing orders them: publish them all at once and
-      // wait for the acks together (one round trip instead of one per channel). Waits for the
-      // queue's ack, not for the `published_at` mark: a lost mark only means the sweep publishes
-      // again, and the message id makes the queue drop that copy.
+      // wait for the acks together (one round trip instead of one per channel).
       await Promise.all(
-        deliveries.map(async (d) => {
-          const published = await publish(d).catch(failed(d));
-          published?.marked.catch(failed(d));
-        }),
+        deliveries.map((d) =>
+          publish(d).catch((error) =>
+            log.warn(
+              { err: error, notificationId: d.notificationId },
+              'publish failed; the sweep will retry',
+            ),
+          ),
+        ),
       );
     },
 
     async publishDue(): Promise<number> {
       const now = clock.now();
       const due = await repo.unpublished(now, new Date(now.getTime() - deps.republishAfterMs), 500);
-      for (const d of due) {
-        const published = await publish({
-          notificationId: d.notification_id,
-          channel: d.channel,
-          userId: d.user_id,
-          lane: d.lane,
-        });
-        await published.marked;
+      const published: Publishable[] = [];
+      try {
+        // One after the other: a user's deliveries reach the queue in the order they were accepted.
+        for (const d of due) {
+          const delivery = {
+            notificationId: d.notification_id,
+            channel: d.channel,
+            userId: d.user_id,
+            lane: d.lane,
+          };
+          await publish(delivery);
+          published.push(delivery);
+        }
+      } finally {
+        await repo.markManyPublished(published, now);
       }
       return due.length;
     },

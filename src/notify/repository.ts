@@ -201,7 +201,8 @@ export function createNotifyRepository(db: Db, options: { prepare?: boolean } = 
           select * from unnest(${inputs.map((i) => i.notificationId)}::uuid[], ${inputs.map((i) => i.channel)}::text[],
             ${inputs.map((i) => i.now)}::timestamptz[]) with ordinality as k(notification_id, channel, now, position)),
         claimed as (
-          update notification_deliveries d set status = 'sending', updated_at = k.now
+          update notification_deliveries d set status = 'sending', updated_at = k.now,
+            published_at = coalesce(d.published_at, k.now)
           from k where d.notification_id = k.notification_id and d.channel = k.channel
             and d.status in ('queued', 'scheduled', 'sending') and (d.scheduled_for is null or d.scheduled_for <= k.now)
           returning d.notification_id, d.channel)
@@ -367,12 +368,7 @@ export function createNotifyRepository(db: Db, options: { prepare?: boolean } = 
      * row fails only its own request.
      */
     insert: (n: NewNotification, deliveries: NewDelivery[]) => insertGroup({ n, deliveries }),
-    async markPublished(notificationId: string, channel: Channel, now: Date): Promise<void> {
-      await sql`update notification_deliveries set published_at = ${now}
-        where notification_id = ${notificationId}::uuid and channel = ${channel}`.execute(db);
-    },
-
-    /** `markPublished` for many deliveries in one statement. */
+    /** The queue has these deliveries' messages (the claim marks the rest, see outbox.ts). */
     async markManyPublished(
       deliveries: { notificationId: string; channel: Channel }[],
       now: Date,
@@ -387,7 +383,7 @@ export function createNotifyRepository(db: Db, options: { prepare?: boolean } = 
       );
     },
 
-    /** Deliveries whose message the queue may not have: due schedules and publishes that never confirmed. */
+    /** Deliveries neither a claim nor the sweep has marked: due schedules, publishes lost or still queued. */
     async unpublished(now: Date, createdBefore: Date, limit: number): Promise<DeliveryRow[]> {
       const { rows } = await sql<DeliveryRow>`select * from notification_deliveries
         where published_at is null and status in ('queued', 'scheduled')
@@ -439,8 +435,8 @@ export function createNotifyRepository(db: Db, options: { prepare?: boolean } = 
     /**
      * What the worker needs in one round trip, and the claim: the delivery (as it was), its
      * notification, the user's preferences and push subscriptions; a delivery still open and due
-     * is set to `sending` in the same statement (`claimed`). Concurrent claims share the
-     * statement (group commit).
+     * is set to `sending` in the same statement (`claimed`), and marked published: the worker got
+     * its message (outbox.ts). Concurrent claims share the statement (group commit).
      */
     claim: (notificationId: string, channel: Channel, now: Date) =>
       claimGroup({ notificationId, channel, now }),

@@ -1,5 +1,5 @@
-import { v7 } from 'uuid';
 import type { Clock } from '../platform/clock.ts';
+import { uuidv7 } from '../platform/ids.ts';
 import type { Queue } from '../platform/queue/index.ts';
 import type { Accept } from './accept.ts';
 import { CHANNELS, type Channel, type NotificationRequest, type Priority } from './api.ts';
@@ -172,7 +172,7 @@ export function createNotifyService(deps: {
           });
         }
       }
-      const batchId = v7();
+      const batchId = uuidv7();
       const counts = {
         accepted: 0,
         rate_limited: 0,

@@ -35,4 +35,14 @@ test('stableJson: sorted keys, the same bytes as the version stored hashes came 
   ];
   for (const value of values) assert.equal(stableJson(value), reference(value));
   assert.equal(stableJson({ b: [2, { d: 1, c: null }], a: 'x' }), '{"a":"x","b":[2,{"c":null,"d":1}]}');
+  // The request hash leaves the client id out of the outermost object only (it was a copy without it).
+  for (const value of [
+    { id: 'c-1', b: { id: 2 }, a: 1 },
+    { a: 1 },
+    { id: 'c-1' },
+    { id: undefined, z: [{ id: 1 }] },
+  ]) {
+    const { id: _, ...rest } = value as Record<string, unknown>;
+    assert.equal(stableJson(value, 'id'), reference(rest));
+  }
 });

@@ -67,6 +67,34 @@ for (const [name, make] of subjects) {
       assert.equal(fresh.remaining, 0);
     });
 
+    test('concurrent consumes (one script call on Redis) are each decided as if alone, in order', async () => {
+      const limiter = await make();
+      const policy = { name: uniqueName('p'), points: 5, durationSec: 60 };
+      const other = { name: uniqueName('p'), points: 1, durationSec: 60 };
+      const decisions = await Promise.all([
+        ...Array.from({ length: 8 }, () => limiter.consume(policy, 'k')),
+        limiter.consume(other, 'k'),
+        limiter.consume(policy, 'j', 6),
+      ]);
+      assert.deepEqual(
+        decisions.map((d) => [d.allowed, d.remaining]),
+        [
+          [true, 4],
+          [true, 3],
+          [true, 2],
+          [true, 1],
+          [true, 0],
+          [false, 0],
+          [false, 0],
+          [false, 0],
+          [true, 0],
+          [false, 5],
+        ],
+      );
+      assert.equal((await limiter.peek(policy, 'k')).remaining, 0, 'the refusals spent nothing');
+      assert.equal((await limiter.peek(policy, 'j')).remaining, 5);
+    });
+
     test('spends several points at once', async () => {
       const limiter = await make();
       const policy = { name: uniqueName('p'), points: 10, durationSec: 60 };

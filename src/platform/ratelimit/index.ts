@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { createGroup } from '../db/group.ts';
 
 export interface RatePolicy {
   /** Unique name; it prefixes the stored counters. */
@@ -38,8 +39,46 @@ export function createMemoryRateLimiter(): RateLimiter {
   );
 }
 
+/**
+ * Spends for each key what rate-limiter-flexible's consume followed by its reward on a refusal
+ * did, on the same counters (created at 0 with the window's TTL, `incrby`, `pttl`), in one
+ * script for many keys, in order: a refusal is taken back at once, so it spends nothing.
+ * ARGV holds points, limit and duration (seconds, 0: no expiry) per key; each key answers
+ * {allowed, consumed, pttl}.
+ */
+const CONSUME_MANY = `local result = {}
+for i = 1, #KEYS do
+  local key = KEYS[i]
+  local points = tonumber(ARGV[i * 3 - 2])
+  local limit = tonumber(ARGV[i * 3 - 1])
+  local duration = tonumber(ARGV[i * 3])
+  if duration > 0 then redis.call('set', key, 0, 'EX', duration, 'NX') else redis.call('set', key, 0, 'NX') end
+  local consumed = redis.call('incrby', key, points)
+  local allowed = 1
+  if consumed > limit then
+    consumed = redis.call('decrby', key, points)
+    allowed = 0
+  end
+  local ttl = redis.call('pttl', key)
+  if ttl == -1 and duration > 0 then
+    redis.call('expire', key, duration)
+    ttl = 1000 * duration
+  end
+  result[i] = {allowed, consumed, ttl}
+end
+return result`;
+
+interface Spend {
+  policy: RatePolicy;
+  key: string;
+  points: number;
+}
+
+type ConsumeMany = (keyCount: number, ...args: (string | number)[]) => Promise<[number, number, number][]>;
+
 export function createRedisRateLimiter(redis: Redis, prefix: string): RateLimiter {
-  return wrap(
+  const counter = (policy: RatePolicy, key: string) => `${prefix}:rl:${policy.name}:${key}`;
+  const limiter = wrap(
     'redis',
     (policy) =>
       new RateLimiterRedis({
@@ -51,6 +90,34 @@ export function createRedisRateLimiter(redis: Redis, prefix: string): RateLimite
       await redis.ping();
     },
   );
+  redis.defineCommand('platformConsumeMany', { lua: CONSUME_MANY });
+  const consumeMany = (redis as unknown as { platformConsumeMany: ConsumeMany }).platformConsumeMany.bind(
+    redis,
+  );
+  async function spendAll(spends: Spend[]): Promise<RateDecision[]> {
+    const keys = spends.map((s) => counter(s.policy, s.key));
+    const args = spends.flatMap((s) => [s.points, s.policy.points, s.policy.durationSec]);
+    const results = await consumeMany(keys.length, ...keys, ...args);
+    return results.map(([allowed, consumed, ttl], i) => ({
+      allowed: allowed === 1,
+      limit: spends[i].policy.points,
+      remaining: Math.max(0, spends[i].policy.points - consumed),
+      resetMs: Math.max(0, ttl),
+    }));
+  }
+  // The consumes of concurrent requests share one script call (group commit, as for the
+  // database): one round trip, and one read and one write in Redis, for all of them.
+  const spend = createGroup<Spend, RateDecision>({
+    one: async (s) => (await spendAll([s]))[0],
+    many: spendAll,
+  });
+  return {
+    ...limiter,
+    consume(policy, key, points = 1) {
+      if (!Number.isInteger(points)) return Promise.reject(new Error('points must be an integer'));
+      return spend({ policy, key, points });
+    },
+  };
 }
 
 function options(policy: RatePolicy) {
