@@ -2,6 +2,8 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
 import autocannon from 'autocannon';
 import pg from 'pg';
 
@@ -23,6 +25,26 @@ export const BENCH_SERVICES = {
   redis: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
   nats: process.env.BENCH_NATS_URL ?? 'nats://127.0.0.1:4222',
 };
+
+/**
+ * Deletes the JetStream streams and key-value buckets of a run's namespace (the app names them
+ * `{NAMESPACE}_Q_…`, `{NAMESPACE}_DLQ_…` and `KV_{namespace}_…`, platform/queue/jetstream.ts).
+ * Without it every run left its queues on the shared NATS server: notify-accept runs, which
+ * start no workers, had left 5.5 M messages (1.4 GB) there in two days, and a NATS server that
+ * size is slower for every later run.
+ */
+export async function dropNatsNamespace(namespace: string): Promise<void> {
+  const nc = await connect({ servers: BENCH_SERVICES.nats, name: `${namespace}-cleanup` });
+  try {
+    const jsm = await jetstreamManager(nc);
+    const prefixes = [`${namespace.toUpperCase()}_`, `KV_${namespace}_`];
+    for await (const name of jsm.streams.names()) {
+      if (prefixes.some((prefix) => name.startsWith(prefix))) await jsm.streams.delete(name);
+    }
+  } finally {
+    await nc.close();
+  }
+}
 
 /** `--key=N` from the command line, or `fallback`. */
 export function numberFlag(key: string, fallback: number): number {

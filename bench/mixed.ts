@@ -4,6 +4,7 @@ import { cpus } from 'node:os';
 import {
   BENCH_SERVICES,
   createBenchDatabase,
+  dropNatsNamespace,
   freePort,
   numberFlag,
   startProcess,
@@ -246,6 +247,7 @@ async function main() {
   } finally {
     for (const child of processes.reverse()) await stopProcess(child);
     await database.drop();
+    await dropNatsNamespace(namespace);
     rmSync(lot, { force: true });
   }
 }

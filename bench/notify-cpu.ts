@@ -3,6 +3,7 @@ import pg from 'pg';
 import {
   BENCH_SERVICES,
   createBenchDatabase,
+  dropNatsNamespace,
   freePort,
   numberFlag,
   pidsOf,
@@ -31,6 +32,7 @@ const rounds = numberFlag('rounds', 3);
 const rate = numberFlag('rate', 0);
 const database = await createBenchDatabase(BENCH_SERVICES.postgres);
 const name = new URL(database.url).pathname.slice(1);
+const namespace = `notifycpu_${Date.now()}`;
 const port = await freePort();
 const base = `http://127.0.0.1:${port}`;
 const app = await startProcess(
@@ -42,7 +44,7 @@ const app = await startProcess(
     ROLE: 'api',
     SERVICES: 'notify',
     LOG_LEVEL: 'warn',
-    NAMESPACE: `notifycpu_${Date.now()}`,
+    NAMESPACE: namespace,
     DATABASE_URL: database.url,
     REDIS_URL: BENCH_SERVICES.redis,
     NATS_URL: BENCH_SERVICES.nats,
@@ -102,6 +104,7 @@ try {
 } finally {
   await db.end().catch(() => {});
   await stopProcess(app);
+  await dropNatsNamespace(namespace);
   if (process.env.BENCH_KEEP_DB) console.log(`kept ${database.url}`);
   else await database.drop();
 }

@@ -9,6 +9,7 @@ import pg from 'pg';
 import {
   BENCH_SERVICES,
   createBenchDatabase,
+  dropNatsNamespace,
   freePort,
   numberFlag,
   pidsOf,
@@ -309,6 +310,7 @@ async function system(messages: number, concurrency: number, deliverAfterAccept:
   } finally {
     await db.end().catch(() => {});
     for (const child of processes.reverse()) await stopProcess(child);
+    await dropNatsNamespace(namespace);
     if (process.env.BENCH_KEEP_DB) console.log(`kept ${database.url}`);
     else await database.drop();
   }

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import {
   BENCH_SERVICES,
   createBenchDatabase,
+  dropNatsNamespace,
   type Figures,
   freePort,
   type LoadOptions,
@@ -140,6 +141,7 @@ async function main() {
     await stopProcess(app);
     await stopProcess(baseline);
     await database?.drop();
+    if (scenario.backends?.nats) await dropNatsNamespace(namespace);
     if (existsSync(dataDir)) (await import('node:fs')).rmSync(dataDir, { recursive: true, force: true });
   }
 }

@@ -1,11 +1,19 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BENCH_SERVICES, createBenchDatabase, freePort, startProcess, stopProcess } from './harness.ts';
+import {
+  BENCH_SERVICES,
+  createBenchDatabase,
+  dropNatsNamespace,
+  freePort,
+  startProcess,
+  stopProcess,
+} from './harness.ts';
 
 /** One app process on a throwaway PostgreSQL database plus the local Redis and NATS. */
 export async function startApp(services: string, env: Record<string, string> = {}) {
   const database = await createBenchDatabase(BENCH_SERVICES.postgres);
+  const namespace = `bench_${Date.now()}`;
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const child = await startProcess(
@@ -16,7 +24,7 @@ export async function startApp(services: string, env: Record<string, string> = {
       BASE_URL: base,
       SERVICES: services,
       LOG_LEVEL: 'warn',
-      NAMESPACE: `bench_${Date.now()}`,
+      NAMESPACE: namespace,
       DATABASE_URL: database.url,
       REDIS_URL: BENCH_SERVICES.redis,
       NATS_URL: BENCH_SERVICES.nats,
@@ -30,6 +38,7 @@ export async function startApp(services: string, env: Record<string, string> = {
     async stop() {
       await stopProcess(child);
       await database.drop();
+      await dropNatsNamespace(namespace);
     },
   };
 }
