@@ -1,5 +1,6 @@
-import { createHash, randomBytes, randomFillSync, scrypt, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
+import { createRandomPool } from '../platform/random.ts';
 
 const scryptAsync = promisify(scrypt) as (
   password: string,
@@ -46,22 +47,12 @@ export async function verifyPassword(password: string, stored: string): Promise<
 }
 
 const TOKEN_BYTES = 32;
-/**
- * Random bytes for 128 tokens, drawn at once: each `randomBytes(32)` call cost ~2.5 µs of locking
- * and bookkeeping around OpenSSL's generator, more than the bytes themselves (every create makes a
- * delete token). Each byte is handed out once; the pool is refilled when used up.
- */
-const tokenPool = Buffer.alloc(128 * TOKEN_BYTES);
-let tokenOffset = tokenPool.length;
+/** Every create makes a delete token: their bytes come from a pool (platform/random.ts). */
+const tokenBytes = createRandomPool(128 * TOKEN_BYTES);
 
 /** A random token and the SHA-256 we store instead of it (API keys, delete tokens). */
 export function newToken(prefix: string): { token: string; hash: string } {
-  if (tokenOffset === tokenPool.length) {
-    randomFillSync(tokenPool);
-    tokenOffset = 0;
-  }
-  const token = `${prefix}${tokenPool.toString('base64url', tokenOffset, tokenOffset + TOKEN_BYTES)}`;
-  tokenOffset += TOKEN_BYTES;
+  const token = `${prefix}${tokenBytes(TOKEN_BYTES).toString('base64url')}`;
   return { token, hash: sha256(token) };
 }
 
