@@ -1,5 +1,5 @@
 import autocannon from 'autocannon';
-import { freePort, pinSelf, processCpuMs, startBaseline, startProcess, stopProcess } from './harness.ts';
+import { freePort, pinSelf, processCpuMs, startBaseline, startBenchApp, stopProcess } from './harness.ts';
 import type { Scenario } from './run.ts';
 
 /**
@@ -16,34 +16,21 @@ const name = process.argv[2] ?? 'hello';
 const amount = Number(process.argv[3] ?? 50_000);
 const rounds = Number(process.argv[4] ?? 3);
 const scenario: Scenario = (await import(`./scenarios/${name}.ts`)).default;
-const appPort = await freePort();
 const basePort = await freePort();
 
 const cpuMicros = (pid: number) => processCpuMs(pid) * 1000;
 
-const app = await startProcess(
-  ['src/main.ts'],
-  {
-    PORT: String(appPort),
-    HOST: '127.0.0.1',
-    BASE_URL: `http://127.0.0.1:${appPort}`,
-    SERVICES: scenario.services,
-    LOG_LEVEL: 'warn',
-    NAMESPACE: `cpu_${Date.now()}`,
-    DATA_DIR: 'memory://',
-    DATABASE_URL: '',
-    REDIS_URL: '',
-    NATS_URL: '',
-    ...scenario.env,
-  },
-  `http://127.0.0.1:${appPort}/health/live`,
-);
+const { child: app, base: appUrl } = await startBenchApp({
+  SERVICES: scenario.services,
+  NAMESPACE: `cpu_${Date.now()}`,
+  ...scenario.env,
+});
 const baseline = await startBaseline(basePort, scenario.baseline);
 try {
-  const { path = '/' } = await scenario.prepare(`http://127.0.0.1:${appPort}`);
+  const { path = '/' } = await scenario.prepare(appUrl);
   const targets = [
     { label: 'baseline', pid: baseline.pid as number, url: `http://127.0.0.1:${basePort}/target` },
-    { label: name, pid: app.pid as number, url: `http://127.0.0.1:${appPort}${path}` },
+    { label: name, pid: app.pid as number, url: `${appUrl}${path}` },
   ];
   for (const { url } of targets) await autocannon({ url, connections: 50, amount: 20_000 });
   const results = new Map<string, number[]>();

@@ -141,6 +141,37 @@ export async function startProcess(
   return child;
 }
 
+/**
+ * The app (`node src/main.ts`) on a free port with what every benchmark gives it (local address,
+ * warnings-only log, no backends until `env` names them); `env` adds or overrides settings.
+ * `profile`: with BENCH_PROFILE_DIR set, the process writes a CPU profile there when it stops.
+ */
+export async function startBenchApp(
+  env: Record<string, string>,
+  options: { profile?: boolean } = {},
+): Promise<{ child: ChildProcess; base: string }> {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const profileDir = options.profile ? process.env.BENCH_PROFILE_DIR : undefined;
+  const child = await startProcess(
+    ['src/main.ts'],
+    {
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      BASE_URL: base,
+      LOG_LEVEL: 'warn',
+      DATA_DIR: 'memory://',
+      DATABASE_URL: '',
+      REDIS_URL: '',
+      NATS_URL: '',
+      ...env,
+      ...(profileDir ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` } : {}),
+    },
+    `${base}/health/live`,
+  );
+  return { child, base };
+}
+
 export async function stopProcess(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;
   child.kill('SIGTERM');

@@ -7,6 +7,7 @@ import {
   dropNatsNamespace,
   freePort,
   numberFlag,
+  startBenchApp,
   startProcess,
   stopProcess,
 } from './harness.ts';
@@ -132,12 +133,8 @@ async function main() {
   const database = await createBenchDatabase(BENCH_SERVICES.postgres);
   const namespace = `mixed_${Date.now()}`;
   const lot = writeBenchLot(4, 5000);
-  const env = (port: number, role: string) => ({
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    BASE_URL: `http://127.0.0.1:${port}`,
+  const env = (role: string) => ({
     ROLE: role,
-    LOG_LEVEL: 'warn',
     NAMESPACE: namespace,
     DATABASE_URL: database.url,
     REDIS_URL: BENCH_SERVICES.redis,
@@ -154,9 +151,7 @@ async function main() {
     // The first process migrates; the others start once it is up.
     const targets: { name: string; pid: number; base: string }[] = [];
     for (const role of ['api', 'api', 'worker', 'worker', 'scheduler']) {
-      const port = await freePort();
-      const base = `http://127.0.0.1:${port}`;
-      const child = await startProcess(['src/main.ts'], env(port, role), `${base}/health/live`);
+      const { child, base } = await startBenchApp(env(role));
       processes.push(child);
       if (role === 'api') bases.push(base);
       const nth = targets.filter((target) => target.name.startsWith(role)).length + 1;

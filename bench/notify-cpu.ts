@@ -4,11 +4,10 @@ import {
   BENCH_SERVICES,
   createBenchDatabase,
   dropNatsNamespace,
-  freePort,
   numberFlag,
   pidsOf,
   processCpuMs,
-  startProcess,
+  startBenchApp,
   stopProcess,
 } from './harness.ts';
 import { createUsers, NOTIFY_BENCH_ENV, notificationBody } from './notify-common.ts';
@@ -33,27 +32,17 @@ const rate = numberFlag('rate', 0);
 const database = await createBenchDatabase(BENCH_SERVICES.postgres);
 const name = new URL(database.url).pathname.slice(1);
 const namespace = `notifycpu_${Date.now()}`;
-const port = await freePort();
-const base = `http://127.0.0.1:${port}`;
-const app = await startProcess(
-  ['src/main.ts'],
+const { child: app, base } = await startBenchApp(
   {
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    BASE_URL: base,
     ROLE: 'api',
     SERVICES: 'notify',
-    LOG_LEVEL: 'warn',
     NAMESPACE: namespace,
     DATABASE_URL: database.url,
     REDIS_URL: BENCH_SERVICES.redis,
     NATS_URL: BENCH_SERVICES.nats,
     ...NOTIFY_BENCH_ENV,
-    ...(process.env.BENCH_PROFILE_DIR
-      ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}` }
-      : {}),
   },
-  `${base}/health/live`,
+  { profile: true },
 );
 const db = new pg.Client({ connectionString: database.url });
 try {

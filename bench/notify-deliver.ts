@@ -10,11 +10,10 @@ import {
   BENCH_SERVICES,
   createBenchDatabase,
   dropNatsNamespace,
-  freePort,
   numberFlag,
   pidsOf,
   processCpuMs,
-  startProcess,
+  startBenchApp,
   stopProcess,
 } from './harness.ts';
 import { createUsers, NOTIFY_BENCH_ENV, notificationBody, USERS, userId } from './notify-common.ts';
@@ -142,13 +141,9 @@ async function bareJetStream(messages: number, concurrency: number) {
 async function system(messages: number, concurrency: number, deliverAfterAccept: boolean) {
   const database = await createBenchDatabase(BENCH_SERVICES.postgres);
   const namespace = `notifydeliver_${Date.now()}`;
-  const env = (port: number, role: string) => ({
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    BASE_URL: `http://127.0.0.1:${port}`,
+  const env = (role: string) => ({
     ROLE: role,
     SERVICES: 'notify',
-    LOG_LEVEL: 'warn',
     NAMESPACE: namespace,
     DATABASE_URL: database.url,
     REDIS_URL: BENCH_SERVICES.redis,
@@ -161,16 +156,9 @@ async function system(messages: number, concurrency: number, deliverAfterAccept:
     let api = '';
     // The first process migrates; the others start once it is up.
     for (const role of ['api', 'worker', 'worker', 'scheduler']) {
-      const port = await freePort();
-      const base = `http://127.0.0.1:${port}`;
       // BENCH_PROFILE_DIR=/tmp/prof: the API and each worker write a CPU profile there when they stop.
-      const profile =
-        (role === 'worker' || role === 'api') && process.env.BENCH_PROFILE_DIR
-          ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}` }
-          : {};
-      processes.push(
-        await startProcess(['src/main.ts'], { ...env(port, role), ...profile }, `${base}/health/live`),
-      );
+      const { child, base } = await startBenchApp(env(role), { profile: role !== 'scheduler' });
+      processes.push(child);
       if (role === 'api') api = base;
     }
     await createUsers(api);

@@ -3,10 +3,9 @@ import pg from 'pg';
 import {
   BENCH_SERVICES,
   createBenchDatabase,
-  freePort,
   pinSelf,
   processCpuMs,
-  startProcess,
+  startBenchApp,
   stopProcess,
 } from './harness.ts';
 import type { Scenario } from './run.ts';
@@ -31,25 +30,13 @@ const cpuMicros = (pid: number) => processCpuMs(pid) * 1000;
 
 const database = await createBenchDatabase(BENCH_SERVICES.postgres);
 const databaseName = new URL(database.url).pathname.slice(1);
-const port = await freePort();
-const app = await startProcess(
-  ['src/main.ts'],
-  {
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    BASE_URL: `http://127.0.0.1:${port}`,
-    SERVICES: scenario.services,
-    LOG_LEVEL: 'warn',
-    NAMESPACE: `pgcpu_${Date.now()}`,
-    DATA_DIR: 'memory://',
-    DATABASE_URL: database.url,
-    REDIS_URL: '',
-    NATS_URL: '',
-    ...scenario.env,
-    ...JSON.parse(process.env.BENCH_APP_ENV ?? '{}'),
-  },
-  `http://127.0.0.1:${port}/health/live`,
-);
+const { child: app, base } = await startBenchApp({
+  SERVICES: scenario.services,
+  NAMESPACE: `pgcpu_${Date.now()}`,
+  DATABASE_URL: database.url,
+  ...scenario.env,
+  ...JSON.parse(process.env.BENCH_APP_ENV ?? '{}'),
+});
 const admin = new pg.Client({ connectionString: BENCH_SERVICES.postgres });
 await admin.connect();
 const backends = async () =>
@@ -62,8 +49,8 @@ const commits = async () =>
       .xact_commit,
   );
 try {
-  const { path = '/', ...options } = await scenario.prepare(`http://127.0.0.1:${port}`);
-  const url = `http://127.0.0.1:${port}${path}`;
+  const { path = '/', ...options } = await scenario.prepare(`${base}`);
+  const url = `${base}${path}`;
   await autocannon({ url, ...options, connections, amount: Math.min(5_000, amount) });
   for (let round = 1; round <= rounds; round++) {
     const before = new Map((await backends()).map((pid) => [pid, cpuMicros(pid)]));

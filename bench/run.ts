@@ -15,7 +15,7 @@ import {
   pinSelf,
   printTable,
   startBaseline,
-  startProcess,
+  startBenchApp,
   stopProcess,
 } from './harness.ts';
 
@@ -81,29 +81,19 @@ async function main() {
     ? await createBenchDatabase(BENCH_SERVICES.postgres)
     : undefined;
   const namespace = `bench_${Date.now()}`;
-  const appPort = await freePort();
   const basePort = await freePort();
   const dataDir = `./data/bench-${Date.now()}`;
-  const app = await startProcess(
-    ['src/main.ts'],
-    {
-      PORT: String(appPort),
-      HOST: '127.0.0.1',
-      BASE_URL: `http://127.0.0.1:${appPort}`,
-      SERVICES: scenario.services,
-      LOG_LEVEL: 'warn',
-      NAMESPACE: namespace,
-      DATA_DIR: dataDir,
-      DATABASE_URL: database?.url ?? '',
-      REDIS_URL: scenario.backends?.redis ? BENCH_SERVICES.redis : '',
-      NATS_URL: scenario.backends?.nats ? BENCH_SERVICES.nats : '',
-      ...scenario.env,
-    },
-    `http://127.0.0.1:${appPort}/health/live`,
-  );
+  const { child: app, base: appUrl } = await startBenchApp({
+    SERVICES: scenario.services,
+    NAMESPACE: namespace,
+    DATA_DIR: dataDir,
+    DATABASE_URL: database?.url ?? '',
+    REDIS_URL: scenario.backends?.redis ? BENCH_SERVICES.redis : '',
+    NATS_URL: scenario.backends?.nats ? BENCH_SERVICES.nats : '',
+    ...scenario.env,
+  });
   const baseline = await startBaseline(basePort, scenario.baseline);
   try {
-    const appUrl = `http://127.0.0.1:${appPort}`;
     const prepared = await scenario.prepare(appUrl);
     const { path = '/', ...targetOptions } = prepared;
     const baseOptions = scenario.baselineRequest(prepared);

@@ -5,8 +5,7 @@ import {
   BENCH_SERVICES,
   createBenchDatabase,
   dropNatsNamespace,
-  freePort,
-  startProcess,
+  startBenchApp,
   stopProcess,
 } from './harness.ts';
 
@@ -14,24 +13,14 @@ import {
 export async function startApp(services: string, env: Record<string, string> = {}) {
   const database = await createBenchDatabase(BENCH_SERVICES.postgres);
   const namespace = `bench_${Date.now()}`;
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const child = await startProcess(
-    ['src/main.ts'],
-    {
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      BASE_URL: base,
-      SERVICES: services,
-      LOG_LEVEL: 'warn',
-      NAMESPACE: namespace,
-      DATABASE_URL: database.url,
-      REDIS_URL: BENCH_SERVICES.redis,
-      NATS_URL: BENCH_SERVICES.nats,
-      ...env,
-    },
-    `${base}/health/live`,
-  );
+  const { child, base } = await startBenchApp({
+    SERVICES: services,
+    NAMESPACE: namespace,
+    DATABASE_URL: database.url,
+    REDIS_URL: BENCH_SERVICES.redis,
+    NATS_URL: BENCH_SERVICES.nats,
+    ...env,
+  });
   return {
     base,
     pid: child.pid ?? 0,
