@@ -125,6 +125,40 @@ describe('POST /api/notifications', () => {
   });
 });
 
+describe('preferences read by the accept (cached per process)', () => {
+  test('a change through the API is seen by the very next accept', async () => {
+    const userId = `c-${randomUUID().slice(0, 8)}`;
+    await t.setPreferences(userId, { email: `${userId}@example.com` });
+    const outcome = async (channel: string) =>
+      (await t.send(order(userId, [channel]))).json().channels[0] as { status: string; reason?: string };
+    assert.equal((await outcome('email')).status, 'queued');
+    assert.equal((await outcome('email')).status, 'queued');
+    const patch = await t.app.inject({
+      method: 'PATCH',
+      url: `/api/users/${userId}/notification-preferences`,
+      payload: { email_enabled: false },
+    });
+    assert.equal(patch.statusCode, 200, patch.body);
+    assert.deepEqual(await outcome('email'), {
+      channel: 'email',
+      status: 'skipped',
+      reason: 'channel_disabled',
+    });
+    assert.equal((await outcome('push')).reason, 'no_address');
+    const sub = await t.app.inject({
+      method: 'POST',
+      url: `/api/users/${userId}/push-subscriptions`,
+      payload: { endpoint: `https://push.example.com/${userId}`, keys: { p256dh: 'key', auth: 'auth' } },
+    });
+    assert.equal(sub.statusCode, 201, sub.body);
+    assert.equal((await outcome('push')).status, 'queued');
+    assert.equal((await outcome('sms')).reason, 'no_address');
+    const api = t.app.platform.modules.get('notify')?.api as import('./api.ts').NotifyApi;
+    await api.setContact(userId, { phone: '+4915112345678' });
+    assert.equal((await outcome('sms')).status, 'queued');
+  });
+});
+
 describe('limits per user and channel', () => {
   test('push: the 50th in an hour goes, the 51st is rate_limited, the next hour opens a new window', async () => {
     t.clock.set('2026-01-05T12:10:00Z');
@@ -241,6 +275,25 @@ describe('idempotency', () => {
     t.clock.advance(24 * 3600_000 + 1000);
     const later = await t.send(order(userId, ['email'], { id: 'order-42:shipped' }));
     assert.notEqual(later.json().id, first.json().id);
+  });
+
+  test('a replay answers from the store when a new request would now be refused (limit spent, template gone)', async () => {
+    const userId = await reachableUser();
+    const first = await t.send(order(userId, ['sms'], { id: 'sms-1' }));
+    assert.equal(first.json().status, 'accepted');
+    for (let n = 2; n <= 5; n++)
+      assert.equal((await t.send(order(userId, ['sms']))).json().status, 'accepted');
+    assert.equal((await t.send(order(userId, ['sms']))).statusCode, 429);
+    const again = await t.send(order(userId, ['sms'], { id: 'sms-1' }));
+    assert.equal(again.statusCode, 202);
+    assert.deepEqual(again.json(), first.json());
+    const fresh = { ...order(userId, ['email'], { id: 'digest-1' }), type: 'digest', data: { items: 1 } };
+    const digest = await t.send(fresh);
+    assert.equal(digest.statusCode, 202, digest.body);
+    // The same request with a variable the type needs left out is a 422 as a new request, yet
+    // here it only differs in the hash, which the stored answer checks first.
+    assertProblem(await t.send({ ...fresh, data: {} }), 422, 'idempotency_key_reused');
+    assertProblem(await t.send({ ...fresh, id: 'digest-2', data: {} }), 422, 'missing_variables');
   });
 
   test('Idempotency-Key header: replayed byte for byte, a different body is a 422', async () => {

@@ -10,12 +10,13 @@ import {
   type NotificationRequest,
   type Priority,
 } from './api.ts';
+import type { ContactsCache } from './contacts-cache.ts';
 import { err } from './errors.ts';
 import type { ChannelLimits } from './limits.ts';
 import type { Outbox } from './outbox.ts';
 import type { TemplateRenderer } from './ports.ts';
-import { enabled, quietUntil, toPreferences, USER_ID } from './preferences.ts';
-import type { Lane, NewDelivery, NotifyRepository } from './repository.ts';
+import { enabled, hasAddress, quietUntil, toPreferences, USER_ID } from './preferences.ts';
+import type { AcceptLookup, Lane, NewDelivery, NotifyRepository } from './repository.ts';
 
 const CLIENT_ID = /^[\x21-\x7e]{1,64}$/;
 const DEDUP_WINDOW_MS = 24 * 3600_000;
@@ -41,8 +42,9 @@ export function createAccept(deps: {
   limits: ChannelLimits;
   outbox: Outbox;
   clock: Clock;
+  contacts: ContactsCache;
 }) {
-  const { repo, templates, limits, outbox, clock } = deps;
+  const { repo, templates, limits, outbox, clock, contacts } = deps;
 
   async function checkTemplates(type: string, channels: Channel[], data: Record<string, unknown>) {
     const problems = await templates.check(type, channels, data);
@@ -61,18 +63,44 @@ export function createAccept(deps: {
     });
   }
 
-  /** The stored notification under the client id, the user's preferences and push subscriptions (one query). */
+  /**
+   * The user's preferences and push subscriptions, from the cache when it has them; otherwise
+   * one query that also reads the notification stored under the client id (`earlier`). From the
+   * cache, `earlier` is not known (`checked: false`): the insert finds out (accept below).
+   */
   function lookups(request: Validated, clientId: string | undefined) {
+    const withSubscriptions = request.channels.includes('push');
+    const cached = contacts.get(request.user_id, withSubscriptions);
+    if (cached) {
+      const known: AcceptLookup = { prefs: cached.prefs, subscriptions: cached.subscriptions ?? [] };
+      return { checked: false, found: Promise.resolve(known) };
+    }
+    const readAt = contacts.generation();
     const found = repo.acceptLookup({
       userId: request.user_id,
       clientId: clientId ?? null,
-      withSubscriptions: request.channels.includes('push'),
+      withSubscriptions,
     });
-    found.catch(() => {}); // awaited later, or not at all when the request is refused
-    return found;
+    found.then(
+      ({ prefs, subscriptions }) =>
+        contacts.remember(request.user_id, readAt, {
+          prefs,
+          subscriptions: withSubscriptions ? subscriptions : undefined,
+        }),
+      () => {}, // awaited later, or not at all when the request is refused
+    );
+    return { checked: true, found };
   }
 
-  async function channelOutcomes(request: Validated, now: Date, found: ReturnType<typeof lookups>) {
+  /** The stored answer when the client id was accepted within the window (or 422 for another body). */
+  async function replayOf(userId: string, clientId: string, hash: string, now: Date) {
+    const earlier = await repo.byClientId(userId, clientId);
+    if (!earlier || now.getTime() - earlier.created_at.getTime() >= DEDUP_WINDOW_MS) return { earlier };
+    if (earlier.request_hash !== hash) throw err('idempotency_key_reused');
+    return { earlier, answer: earlier.accepted };
+  }
+
+  async function channelOutcomes(request: Validated, now: Date, found: Promise<AcceptLookup>) {
     const { prefs: row, subscriptions } = await found;
     const prefs = toPreferences(row);
     const sendAt = request.send_at ? new Date(request.send_at) : undefined;
@@ -84,9 +112,7 @@ export function createAccept(deps: {
         skipped('channel_disabled');
         continue;
       }
-      const address =
-        channel === 'email' ? prefs.email : channel === 'sms' ? prefs.phone : subscriptions.length > 0;
-      if (!address) {
+      if (!hasAddress(prefs, channel, subscriptions)) {
         skipped('no_address');
         continue;
       }
@@ -111,17 +137,22 @@ export function createAccept(deps: {
     return results;
   }
 
-  return async function accept(
+  async function refund(spent: { channel: Channel }[], userId: string) {
+    for (const o of spent) await limits.refund(o.channel, userId).catch(() => {});
+  }
+
+  async function acceptOnce(
     raw: NotificationRequest,
-    options: AcceptOptions = {},
+    options: AcceptOptions,
+    retry: boolean,
   ): Promise<NotificationAccepted> {
     const request = validate(raw);
     const lane = options.lane ?? 'realtime';
     const clientId = request.id ?? options.idempotencyKey;
     const hash = requestHash(request);
     const now = clock.now();
-    const found = lookups(request, clientId);
-    if (clientId) {
+    const { checked, found } = lookups(request, clientId);
+    if (clientId && checked) {
       const { earlier } = await found;
       if (earlier && now.getTime() - earlier.created_at.getTime() < DEDUP_WINDOW_MS) {
         if (earlier.request_hash !== hash) throw err('idempotency_key_reused');
@@ -129,13 +160,24 @@ export function createAccept(deps: {
       }
       if (earlier) await repo.releaseClientId(earlier.id);
     }
-    await checkTemplates(request.type, request.channels, request.data);
-    const outcomes = await channelOutcomes(request, now, found);
+    // Contacts from the cache: the client id was not looked up, and a refusal may be the replay
+    // of an accepted request, whose stored answer wins.
+    const replayed = async () =>
+      clientId && !checked ? (await replayOf(request.user_id, clientId, hash, now)).answer : undefined;
+    let outcomes: Awaited<ReturnType<typeof channelOutcomes>>;
+    try {
+      await checkTemplates(request.type, request.channels, request.data);
+      outcomes = await channelOutcomes(request, now, found);
+    } catch (error) {
+      const answer = await replayed();
+      if (answer) return answer;
+      throw error;
+    }
     const spent = outcomes.filter((o) => o.status === 'queued' || o.status === 'scheduled');
     const id = uuidv7();
     const channels = outcomes.map(({ scheduledFor: _, ...result }) => result);
     if (spent.length === 0 && outcomes.some((o) => o.status === 'rate_limited')) {
-      return { id, status: 'rate_limited', channels };
+      return (await replayed()) ?? { id, status: 'rate_limited', channels };
     }
     const accepted: NotificationAccepted = { id, status: 'accepted', channels };
     const deliveries: NewDelivery[] = outcomes.map((o) => ({
@@ -144,8 +186,9 @@ export function createAccept(deps: {
       reason: o.status === 'rate_limited' ? `retry_after=${o.retry_after}` : (o.reason ?? null),
       scheduled_for: o.scheduledFor,
     }));
+    let stored: boolean;
     try {
-      await repo.insert(
+      stored = await repo.insert(
         {
           id,
           user_id: request.user_id,
@@ -162,12 +205,21 @@ export function createAccept(deps: {
         deliveries,
       );
     } catch (error) {
-      for (const o of spent) await limits.refund(o.channel, request.user_id).catch(() => {});
-      // The same id accepted concurrently by another request: answer as a replay.
-      const winner = clientId ? await repo.byClientId(request.user_id, clientId) : undefined;
-      if (!winner) throw error;
-      if (winner.request_hash !== hash) throw err('idempotency_key_reused');
-      return winner.accepted;
+      await refund(spent, request.user_id);
+      throw error;
+    }
+    if (!stored) {
+      // The client id is taken: by a concurrent request with it, by one the cache did not tell
+      // about, or by one past the window, which lets go of it for one more try.
+      await refund(spent, request.user_id);
+      const { earlier, answer } = clientId
+        ? await replayOf(request.user_id, clientId, hash, now)
+        : { earlier: undefined, answer: undefined };
+      if (answer) return answer;
+      if (!earlier || retry)
+        throw new Error(`notification ${id} was not stored and no earlier one holds its client id`);
+      await repo.releaseClientId(earlier.id);
+      return acceptOnce(raw, options, true);
     }
     await outbox.publishNow(
       outcomes
@@ -175,7 +227,9 @@ export function createAccept(deps: {
         .map((o) => ({ notificationId: id, channel: o.channel, userId: request.user_id, lane })),
     );
     return accepted;
-  };
+  }
+
+  return (raw: NotificationRequest, options: AcceptOptions = {}) => acceptOnce(raw, options, false);
 }
 
 export type Accept = ReturnType<typeof createAccept>;

@@ -206,6 +206,31 @@ describe('workers', () => {
     assert.equal(sentTo(userId)[0].recipient.pushSubscriptions?.[0].endpoint, 'https://push.example.com/x');
   });
 
+  test('a channel switched off or an address removed after the accept is skipped at send time', async () => {
+    t.clock.set('2026-02-03T23:00:00Z');
+    const userId = await user({ quiet_hours_start: '22:00', quiet_hours_end: '06:30' });
+    await t.app.inject({
+      method: 'POST',
+      url: `/api/users/${userId}/push-subscriptions`,
+      payload: { endpoint: 'https://push.example.com/y', keys: { p256dh: 'k', auth: 'a' } },
+    });
+    const id = await send(userId, ['push', 'sms']);
+    assert.equal((await channelStatus(id, 'sms')).status, 'scheduled');
+    const patch = await t.app.inject({
+      method: 'PATCH',
+      url: `/api/users/${userId}/notification-preferences`,
+      payload: { push_enabled: false, phone: null },
+    });
+    assert.equal(patch.statusCode, 200, patch.body);
+    t.clock.set('2026-02-04T06:30:00Z');
+    await t.publishDue();
+    await eventually(async () => (await channelStatus(id, 'push')).status === 'skipped');
+    await eventually(async () => (await channelStatus(id, 'sms')).status === 'skipped');
+    assert.equal((await channelStatus(id, 'push')).reason, 'channel_disabled');
+    assert.equal((await channelStatus(id, 'sms')).reason, 'no_address');
+    assert.equal(sentTo(userId).length, 0);
+  });
+
   test('batch lane: its own topics, per-recipient counts, send_at schedules', async () => {
     const users = [await user(), await user(), await user({ email_enabled: false })];
     const response = await t.app.inject({

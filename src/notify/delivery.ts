@@ -5,7 +5,7 @@ import { type Delivery, describeError, PermanentError, RetryLater } from '../pla
 import type { Channel } from './api.ts';
 import type { DeliveryMessage } from './outbox.ts';
 import { type ChannelSender, ProviderError, ProviderUnavailable, type TemplateRenderer } from './ports.ts';
-import { toPreferences } from './preferences.ts';
+import { enabled, hasAddress, toPreferences } from './preferences.ts';
 import type { DeliveryStatus, NotifyRepository } from './repository.ts';
 
 /** Statuses a queue message may still act on; anything else was settled by an earlier copy. */
@@ -49,6 +49,17 @@ export function createDeliveryHandler(deps: {
       return repo.updateDelivery(notificationId, channel, fields, clock.now());
     };
     const prefs = toPreferences(found.prefs);
+    // Checked again at send time: the user may have switched the channel off or removed the
+    // address since the accept, which may also have read a cached copy (contacts-cache.ts).
+    const refused = !enabled(prefs, channel)
+      ? 'channel_disabled'
+      : !hasAddress(prefs, channel, found.subscriptions)
+        ? 'no_address'
+        : null;
+    if (refused) {
+      await set({ status: 'skipped', reason: refused });
+      return;
+    }
     counter.inc({ channel, status: 'sending' });
     let provider: string | null = null;
     try {

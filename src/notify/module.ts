@@ -3,6 +3,7 @@ import type { ServiceModule } from '../platform/module.ts';
 import type { Consumer } from '../platform/queue/index.ts';
 import { createAccept } from './accept.ts';
 import { CHANNELS, type Channel, type NotifyApi } from './api.ts';
+import { createContactsCache, invalidating } from './contacts-cache.ts';
 import { createDeliveryHandler } from './delivery.ts';
 import { createChannelLimits } from './limits.ts';
 import { coreMigrations } from './migrations.ts';
@@ -47,7 +48,12 @@ export const notifyModule: ServiceModule = {
     const db = deps.database.db;
     const templateStore = createTemplateRenderer(db);
     const templates = doubles.templates ?? templateStore;
-    const repo = createNotifyRepository(db, { prepare: deps.database.kind === 'postgres' });
+    const contacts = createContactsCache({ pubsub: deps.pubsub, log });
+    await contacts.ready;
+    const repo = invalidating(
+      createNotifyRepository(db, { prepare: deps.database.kind === 'postgres' }),
+      contacts,
+    );
     // Receipts name the provider kind, not the instance that sent: match on the message id.
     const onReceipt = async (providerMessageId: string, deliveredAt: Date) => {
       await repo.markDelivered(null, providerMessageId, deliveredAt);
@@ -61,7 +67,7 @@ export const notifyModule: ServiceModule = {
       });
     const limits = createChannelLimits({ limiter: deps.limiter, clock, settings });
     const outbox = createOutbox({ repo, queue, clock, log, republishAfterMs: settings.republishAfterMs });
-    const accept = createAccept({ repo, templates, limits, outbox, clock });
+    const accept = createAccept({ repo, templates, limits, outbox, clock, contacts });
     const service = createNotifyService({ repo, accept, limits, templates, queue, clock });
     const preferences = createPreferencesService({ repo, clock });
     const counter = new Counter({
@@ -147,7 +153,7 @@ export const notifyModule: ServiceModule = {
         return { notify_providers: { status: open.length ? 'degraded' : 'ok', breakers: states } };
       },
       async close() {
-        await Promise.all(Object.values(senders).map((sender) => sender.close()));
+        await Promise.all([...Object.values(senders).map((sender) => sender.close()), contacts.close()]);
       },
     };
   },

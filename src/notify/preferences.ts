@@ -126,6 +126,15 @@ export function enabled(p: Preferences, channel: Channel): boolean {
   return channel === 'push' ? p.push_enabled : channel === 'sms' ? p.sms_enabled : p.email_enabled;
 }
 
+/** Where the channel would go: an e-mail address, a phone number, a push subscription. */
+export function hasAddress(p: Preferences, channel: Channel, subscriptions: readonly unknown[]): boolean {
+  return channel === 'email'
+    ? Boolean(p.email)
+    : channel === 'sms'
+      ? Boolean(p.phone)
+      : subscriptions.length > 0;
+}
+
 export function createPreferencesService(deps: { repo: NotifyRepository; clock: Clock }) {
   const { repo, clock } = deps;
   const get = async (userId: string) => toPreferences(await repo.preferences(userId));

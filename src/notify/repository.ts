@@ -147,6 +147,7 @@ export function createNotifyRepository(db: Db, options: { prepare?: boolean } = 
     many: acceptLookups,
   });
 
+  /** Which of the notifications were stored: one whose client id is taken is not (nor its deliveries). */
   async function insertNotifications(items: { n: NewNotification; deliveries: NewDelivery[] }[]) {
     // The rows as one JSON document each (JSON.stringify is native) rather than a text[] per column:
     // pg escaped every element of those arrays in JavaScript (`escapeElement`, 3 % of the API's CPU
@@ -155,32 +156,34 @@ export function createNotifyRepository(db: Db, options: { prepare?: boolean } = 
     const deliveries = items.flatMap(({ n, deliveries }) =>
       deliveries.map((d) => ({ notification_id: n.id, ...d })),
     );
-    await run(
+    const rows = await run(
       'notify_insert',
-      sql`with n as (
+      sql<{ id: string }>`with n as (
         insert into notifications (id, user_id, client_id, request_hash, type, priority, lane, batch_id,
           data, accepted, created_at)
         select id, user_id, client_id, request_hash, type, priority, lane, batch_id, data, accepted, created_at
         from json_to_recordset(${JSON.stringify(notifications)}::json)
           as v(id uuid, user_id text, client_id text, request_hash text, type text, priority text, lane text,
             batch_id uuid, data jsonb, accepted jsonb, created_at timestamptz)
-        returning id, user_id, lane, created_at)
-      insert into notification_deliveries (notification_id, channel, user_id, lane, status, reason,
-        created_at, scheduled_for, updated_at)
-      select n.id, d.channel, n.user_id, n.lane, d.status, d.reason, n.created_at, d.scheduled_for, n.created_at
-      from rows from (json_to_recordset(${JSON.stringify(deliveries)}::json)
-          as (notification_id uuid, channel text, status text, reason text, scheduled_for timestamptz))
-        with ordinality as d(notification_id, channel, status, reason, scheduled_for, position)
-      join n on n.id = d.notification_id
-      order by d.position`,
+        on conflict do nothing
+        returning id, user_id, lane, created_at),
+      d as (
+        insert into notification_deliveries (notification_id, channel, user_id, lane, status, reason,
+          created_at, scheduled_for, updated_at)
+        select n.id, d.channel, n.user_id, n.lane, d.status, d.reason, n.created_at, d.scheduled_for, n.created_at
+        from rows from (json_to_recordset(${JSON.stringify(deliveries)}::json)
+            as (notification_id uuid, channel text, status text, reason text, scheduled_for timestamptz))
+          with ordinality as d(notification_id, channel, status, reason, scheduled_for, position)
+        join n on n.id = d.notification_id
+        order by d.position)
+      select id from n`,
     );
+    const stored = new Set(rows.map((row) => row.id));
+    return items.map(({ n }) => stored.has(n.id));
   }
-  const insertGroup = createGroup<{ n: NewNotification; deliveries: NewDelivery[] }, void>({
-    one: (item) => insertNotifications([item]),
-    many: async (items) => {
-      await insertNotifications(items);
-      return items.map(() => undefined);
-    },
+  const insertGroup = createGroup<{ n: NewNotification; deliveries: NewDelivery[] }, boolean>({
+    one: async (item) => (await insertNotifications([item]))[0],
+    many: insertNotifications,
     // Two requests with one client id never share a statement: the second must see the first.
     key: ({ n }) => (n.client_id === null ? n.id : `${n.user_id}\n${n.client_id}`),
   });
@@ -365,7 +368,7 @@ export function createNotifyRepository(db: Db, options: { prepare?: boolean } = 
      * The notification and its deliveries in one statement (a data-modifying CTE), so all of it
      * is stored or none. Concurrent accepts share the statement, its round trip and its commit
      * (group commit); when the shared statement fails, each accept is tried alone, so one bad
-     * row fails only its own request.
+     * row fails only its own request. False when the client id is taken (nothing stored).
      */
     insert: (n: NewNotification, deliveries: NewDelivery[]) => insertGroup({ n, deliveries }),
     /** The queue has these deliveries' messages (the claim marks the rest, see outbox.ts). */
