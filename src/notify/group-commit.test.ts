@@ -184,11 +184,10 @@ describe('outbox', () => {
       release = resolve;
     });
     const queue = {
-      async publish() {
-        // Acks only once all three channels are waiting: a publish loop that awaits each ack hangs.
+      async publishUnconfirmed() {
+        // Answers only once all three channels are waiting: a loop that awaits each publish hangs.
         if (++pending === 3) release();
         await allThree;
-        return { duplicate: false };
       },
     } as unknown as Queue;
     const repo = { markManyPublished: async () => {} } as unknown as NotifyRepository;

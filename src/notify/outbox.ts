@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../platform/clock.ts';
-import type { Queue } from '../platform/queue/index.ts';
+import type { Queue, QueueMessage } from '../platform/queue/index.ts';
 import type { Channel } from './api.ts';
 import type { Lane, NotifyRepository } from './repository.ts';
 
@@ -45,28 +45,31 @@ export function createOutbox(deps: {
 }) {
   const { repo, queue, clock, log } = deps;
 
+  const messageOf = (d: Publishable): QueueMessage<DeliveryMessage> => ({
+    id: `${d.notificationId}:${d.channel}`,
+    key: d.userId,
+    payload: { notificationId: d.notificationId, channel: d.channel },
+  });
   /** Resolves on the queue's ack. */
-  async function publish(d: Publishable) {
-    await queue.publish<DeliveryMessage>(topicFor(d.lane, d.channel), {
-      id: `${d.notificationId}:${d.channel}`,
-      key: d.userId,
-      payload: { notificationId: d.notificationId, channel: d.channel },
-    });
-  }
+  const publish = (d: Publishable) => queue.publish(topicFor(d.lane, d.channel), messageOf(d));
 
   return {
-    /** Right after the commit; a failure is logged and left to `publishDue`. */
+    /**
+     * Right after the commit, without waiting for the queue's ack: a message lost on the way is
+     * what `publishDue` finds anyway (its delivery stays unmarked), so the ack would only add a
+     * reply message per delivery and a wait before the 202. A failure to hand it over is logged.
+     */
     async publishNow(deliveries: Publishable[]) {
-      // The channels go to different topics, so nothing orders them: publish them all at once and
-      // wait for the acks together (one round trip instead of one per channel).
       await Promise.all(
         deliveries.map((d) =>
-          publish(d).catch((error) =>
-            log.warn(
-              { err: error, notificationId: d.notificationId },
-              'publish failed; the sweep will retry',
+          queue
+            .publishUnconfirmed(topicFor(d.lane, d.channel), messageOf(d))
+            .catch((error) =>
+              log.warn(
+                { err: error, notificationId: d.notificationId },
+                'publish failed; the sweep will retry',
+              ),
             ),
-          ),
         ),
       );
     },

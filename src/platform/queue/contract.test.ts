@@ -132,6 +132,27 @@ for (const [name, make] of subjects) {
       await pair.close();
     });
 
+    test('publishUnconfirmed: delivered in order with confirmed publishes, deduplicated by id alike', async () => {
+      const { one, two } = await open();
+      await one.publishUnconfirmed('unconfirmed', { id: 'u-1', key: 'k', payload: { n: 1 } });
+      await one.publish('unconfirmed', { id: 'u-2', key: 'k', payload: { n: 2 } });
+      await two.publishUnconfirmed('unconfirmed', { id: 'u-1', key: 'k', payload: { n: 99 } });
+      await one.publishUnconfirmed('unconfirmed', { id: 'u-3', key: 'k', payload: { n: 3 } });
+      const seen: number[] = [];
+      const consumer = one.consume<{ n: number }>(
+        'unconfirmed',
+        { group: 'g', retryDelaysMs: [] },
+        async (d) => {
+          seen.push(d.payload.n);
+        },
+      );
+      await until(() => seen.length >= 3, 20_000, 'the messages');
+      await sleep(300);
+      assert.deepEqual(seen, [1, 2, 3]);
+      await consumer.stop();
+      await pair.close();
+    });
+
     test('per-key order with two competing consumers, and both share the work', async () => {
       const { one, two } = await open();
       const keys = Array.from({ length: 40 }, (_, i) => `user-${i}`);

@@ -55,6 +55,13 @@ export interface Queue {
   readonly kind: 'postgres' | 'jetstream';
   /** Resolves when the message is durably stored; `duplicate` when its id was seen inside the window. */
   publish<T>(topic: string, message: QueueMessage<T>): Promise<{ duplicate: boolean }>;
+  /**
+   * Hands the message over without waiting for the queue to confirm it stored it (JetStream asks
+   * for no ack, so the server sends none: half the messages per publish). Resolves once the message
+   * is on its way; a message lost after that is not reported. Only for callers that find lost
+   * messages themselves, like notify's outbox sweep. The PostgreSQL queue stores it as `publish` does.
+   */
+  publishUnconfirmed<T>(topic: string, message: QueueMessage<T>): Promise<void>;
   consume<T>(topic: string, options: ConsumeOptions, handler: Handler<T>): Consumer;
   deadLetters<T>(topic: string, limit?: number): Promise<DeadLetter<T>[]>;
   /** Puts a dead letter back on its topic with a fresh set of attempts; false when unknown. */

@@ -143,6 +143,17 @@ export async function createJetStreamQueue(
     );
   }
 
+  async function publishUnconfirmed<T>(topic: string, message: QueueMessage<T>) {
+    await ensureTopic(topic);
+    const h = headers();
+    h.set('Nats-Msg-Id', message.id);
+    nc.publish(
+      subject(topic, partitionOf(message.key, partitions)),
+      JSON.stringify({ key: message.key, payload: message.payload }),
+      { headers: h },
+    );
+  }
+
   function consume<T>(topic: string, opts: ConsumeOptions, handler: Handler<T>): Consumer {
     const permits = semaphore(opts.concurrency ?? 10);
     const owned = new Map<number, { revision: number; runner: PartitionRunner }>();
@@ -369,6 +380,7 @@ export async function createJetStreamQueue(
     kind: 'jetstream',
     events,
     publish,
+    publishUnconfirmed,
     consume,
     async deadLetters<T>(topic: string, limit = 100) {
       await ensureTopic(topic);

@@ -196,6 +196,9 @@ export function createPostgresQueue(db: Db, clock: Clock, options: PostgresQueue
       if (rows.length > 0) wake.emit(topic);
       return { duplicate: rows.length === 0 };
     },
+    async publishUnconfirmed<T>(topic: string, message: QueueMessage<T>) {
+      await this.publish(topic, message);
+    },
     consume,
     async deadLetters<T>(topic: string, limit = 100) {
       const { rows } = await sql<Row & { last_error: string; dead_at: Date }>`
