@@ -10,7 +10,7 @@ import {
   type NotificationRequest,
   type Priority,
 } from './api.ts';
-import type { ContactsCache } from './contacts-cache.ts';
+import type { Contacts, ContactsCache } from './contacts-cache.ts';
 import { err } from './errors.ts';
 import type { ChannelLimits } from './limits.ts';
 import type { Outbox } from './outbox.ts';
@@ -30,6 +30,8 @@ export interface AcceptOptions {
 }
 
 type ChannelResult = NotificationAccepted['channels'][number];
+/** What the accept knows of the user and, when it read it, of the client id. */
+type Known = Contacts & Pick<AcceptLookup, 'earlier' | 'subscriptions'>;
 
 /**
  * The accept use case, shared by `POST /api/notifications`, the batch lane and the in-process
@@ -72,23 +74,21 @@ export function createAccept(deps: {
     const withSubscriptions = request.channels.includes('push');
     const cached = contacts.get(request.user_id, withSubscriptions);
     if (cached) {
-      const known: AcceptLookup = { prefs: cached.prefs, subscriptions: cached.subscriptions ?? [] };
+      const known: Known = { prefs: cached.prefs, subscriptions: cached.subscriptions ?? [] };
       return { checked: false, found: Promise.resolve(known) };
     }
     const readAt = contacts.generation();
-    const found = repo.acceptLookup({
-      userId: request.user_id,
-      clientId: clientId ?? null,
-      withSubscriptions,
-    });
-    found.then(
-      ({ prefs, subscriptions }) =>
+    const found = repo
+      .acceptLookup({ userId: request.user_id, clientId: clientId ?? null, withSubscriptions })
+      .then(({ earlier, prefs: row, subscriptions }): Known => {
+        const prefs = toPreferences(row);
         contacts.remember(request.user_id, readAt, {
           prefs,
           subscriptions: withSubscriptions ? subscriptions : undefined,
-        }),
-      () => {}, // awaited later, or not at all when the request is refused
-    );
+        });
+        return { earlier, prefs, subscriptions };
+      });
+    found.catch(() => {}); // awaited later, or not at all when the request is refused
     return { checked: true, found };
   }
 
@@ -100,9 +100,8 @@ export function createAccept(deps: {
     return { earlier, answer: earlier.accepted };
   }
 
-  async function channelOutcomes(request: Validated, now: Date, found: Promise<AcceptLookup>) {
-    const { prefs: row, subscriptions } = await found;
-    const prefs = toPreferences(row);
+  async function channelOutcomes(request: Validated, now: Date, found: Promise<Known>) {
+    const { prefs, subscriptions } = await found;
     const sendAt = request.send_at ? new Date(request.send_at) : undefined;
     const results: (ChannelResult & { scheduledFor: Date | null })[] = [];
     for (const channel of request.channels) {

@@ -3,10 +3,10 @@ import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createMemoryPubSub } from '../platform/pubsub/index.ts';
 import { createContactsCache } from './contacts-cache.ts';
-import type { PreferencesRow } from './repository.ts';
+import { DEFAULT_PREFERENCES } from './preferences.ts';
 
 const log = { warn() {} };
-const prefs = (email: string) => ({ user_id: 'u1', email }) as PreferencesRow;
+const prefs = (email: string) => ({ ...DEFAULT_PREFERENCES, email });
 
 test('a change in one process drops the entry in the others', async () => {
   const pubsub = createMemoryPubSub();
@@ -17,7 +17,7 @@ test('a change in one process drops the entry in the others', async () => {
   await here.changed('u1');
   await sleep(5);
   assert.equal(there.get('u1', false), undefined);
-  assert.equal(there.get('u2', false)?.prefs?.email, 'other@example.com');
+  assert.equal(there.get('u2', false)?.prefs.email, 'other@example.com');
   await Promise.all([here.close(), there.close()]);
 });
 
@@ -29,7 +29,7 @@ test('a read that overlapped a change is not kept; a read without subscriptions 
   cache.remember('u1', readAt, { prefs: prefs('old@example.com') });
   assert.equal(cache.get('u1', false), undefined);
   cache.remember('u1', cache.generation(), { prefs: prefs('new@example.com') });
-  assert.equal(cache.get('u1', false)?.prefs?.email, 'new@example.com');
+  assert.equal(cache.get('u1', false)?.prefs.email, 'new@example.com');
   assert.equal(cache.get('u1', true), undefined);
   cache.remember('u1', cache.generation(), { prefs: prefs('new@example.com'), subscriptions: [] });
   assert.deepEqual(cache.get('u1', true)?.subscriptions, []);

@@ -1,11 +1,12 @@
 import { LRUCache } from 'lru-cache';
 import type { PubSub } from '../platform/pubsub/index.ts';
 import type { PushSubscription } from './ports.ts';
-import type { NotifyRepository, PreferencesRow } from './repository.ts';
+import type { Preferences } from './preferences.ts';
+import type { NotifyRepository } from './repository.ts';
 
-/** What accepting needs to know of a user: preferences (none stored: the defaults) and push subscriptions. */
+/** What accepting needs to know of a user: preferences (the defaults when none are stored) and push subscriptions. */
 export interface Contacts {
-  prefs?: PreferencesRow;
+  prefs: Preferences;
   /** Absent when the read that filled the entry did not ask for them (no push requested). */
   subscriptions?: PushSubscription[];
 }
