@@ -275,12 +275,15 @@ describe('workers', () => {
   test('a publish lost after the commit is published by the sweep; the history pages newest first', async () => {
     const userId = await user();
     const queue = t.adapters.queue;
-    const publish = queue.publish.bind(queue);
-    queue.publish = async () => {
+    const { publish, publishUnconfirmed } = queue;
+    const unreachable = async (): Promise<never> => {
       throw new Error('queue unreachable');
     };
+    queue.publish = unreachable;
+    queue.publishUnconfirmed = unreachable;
     const lost = await send(userId, ['email'], { order_id: 'lost' }).finally(() => {
       queue.publish = publish;
+      queue.publishUnconfirmed = publishUnconfirmed;
     });
     await t.publishDue();
     await new Promise((resolve) => setTimeout(resolve, 200));
