@@ -208,4 +208,48 @@ describe('outbox', () => {
     await Promise.race([done, timeout]);
     assert.equal(pending, 3);
   });
+
+  test('the sweep publishes a backlog in one go: each user in order, a failure stops only that user', async () => {
+    const due = Array.from({ length: 1200 }, (_, i) => ({
+      notification_id: `n-${i}`,
+      channel: 'email' as const,
+      user_id: `u-${i % 3}`,
+      lane: 'realtime' as const,
+    }));
+    const sent = new Map<string, string[]>();
+    const queue = {
+      async publish(_topic: string, message: { key: string; payload: { notificationId: string } }) {
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 2));
+        if (message.payload.notificationId === 'n-300') throw new Error('queue unreachable');
+        sent.set(message.key, [...(sent.get(message.key) ?? []), message.payload.notificationId]);
+        return { duplicate: false };
+      },
+    } as unknown as Queue;
+    const marked: string[] = [];
+    const repo = {
+      unpublished: async (_now: Date, _before: Date, limit: number) => due.slice(0, limit),
+      markManyPublished: async (deliveries: { notificationId: string }[]) => {
+        marked.push(...deliveries.map((d) => d.notificationId));
+      },
+    } as unknown as NotifyRepository;
+    const outbox = createOutbox({
+      repo,
+      queue,
+      clock: systemClock,
+      log: { warn() {} } as unknown as FastifyBaseLogger,
+      republishAfterMs: 30_000,
+    });
+    await assert.rejects(outbox.publishDue(), /queue unreachable/);
+    const inOrder = (user: number) =>
+      due.filter((d) => d.user_id === `u-${user}`).map((d) => d.notification_id);
+    assert.deepEqual(sent.get('u-1'), inOrder(1));
+    assert.deepEqual(sent.get('u-2'), inOrder(2));
+    assert.deepEqual(
+      sent.get('u-0'),
+      inOrder(0).slice(0, inOrder(0).indexOf('n-300')),
+      'u-0 stops at its failure',
+    );
+    assert.equal(marked.length, 800 + 100);
+    assert.ok(!marked.includes('n-300'));
+  });
 });

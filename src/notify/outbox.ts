@@ -4,6 +4,9 @@ import type { Queue, QueueMessage } from '../platform/queue/index.ts';
 import type { Channel } from './api.ts';
 import type { Lane, NotifyRepository } from './repository.ts';
 
+/** Deliveries one sweep publishes at most (the next tick takes the rest). */
+const SWEEP_BATCH = 5000;
+
 export interface DeliveryMessage {
   notificationId: string;
   channel: Channel;
@@ -76,23 +79,35 @@ export function createOutbox(deps: {
 
     async publishDue(): Promise<number> {
       const now = clock.now();
-      const due = await repo.unpublished(now, new Date(now.getTime() - deps.republishAfterMs), 500);
+      const due = await repo.unpublished(now, new Date(now.getTime() - deps.republishAfterMs), SWEEP_BATCH);
+      // A user's deliveries on one topic go one after the other, in the order they were accepted,
+      // and a failure stops that user's line until the next sweep; different lines go at once.
+      // (After a queue outage the sweep is what publishes everything accepted meanwhile: one at a
+      // time it managed 500 per 10 s tick, far behind what the API accepts.)
+      const lines = Map.groupBy(due, (d) => `${topicFor(d.lane, d.channel)}\n${d.user_id}`);
       const published: Publishable[] = [];
-      try {
-        // One after the other: a user's deliveries reach the queue in the order they were accepted.
-        for (const d of due) {
-          const delivery = {
-            notificationId: d.notification_id,
-            channel: d.channel,
-            userId: d.user_id,
-            lane: d.lane,
-          };
-          await publish(delivery);
-          published.push(delivery);
-        }
-      } finally {
-        await repo.markManyPublished(published, now);
-      }
+      const failures: unknown[] = [];
+      await Promise.all(
+        [...lines.values()].map(async (line) => {
+          for (const d of line) {
+            const delivery = {
+              notificationId: d.notification_id,
+              channel: d.channel,
+              userId: d.user_id,
+              lane: d.lane,
+            };
+            try {
+              await publish(delivery);
+            } catch (error) {
+              failures.push(error);
+              return;
+            }
+            published.push(delivery);
+          }
+        }),
+      );
+      await repo.markManyPublished(published, now);
+      if (failures.length > 0) throw failures[0];
       return due.length;
     },
   };
