@@ -1,8 +1,9 @@
 import { isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
-import { constants, zstdCompressSync, zstdDecompressSync } from 'node:zlib';
+import { constants, zstdDecompressSync } from 'node:zlib';
 import { pasteError } from './errors.ts';
 import { MAX_CONTENT_BYTES } from './settings.ts';
+import { createZstdCompressor } from './zstd.ts';
 
 /**
  * What makes text acceptable: valid UTF-8 (so it can be served as `text/plain; charset=utf-8`
@@ -56,7 +57,7 @@ export interface StoredContent {
 export function packContent(bytes: Buffer): StoredContent {
   return {
     hash: createHash('sha256').update(bytes).digest('hex'),
-    data: zstdCompressSync(bytes, { params: zstdParams(bytes.length) }),
+    data: compressorFor(bytes.length)(bytes),
     size: bytes.length,
   };
 }
@@ -67,15 +68,29 @@ export function packContent(bytes: Buffer): StoredContent {
  * frame; for a 10 KB paste that clearing was most of the compressor's work (callgrind: 322k
  * instructions per 10 KB compression, 192k with the tables bounded by the input's size, for a
  * stored size 0.3 % larger on source files of 9-97 KB). Inputs above 2 MB get level 3 as it is.
+ * Each window size has one context for the process's life (zstd.ts): building a context per
+ * call cost more than compressing.
  */
-function zstdParams(size: number): Record<number, number> {
-  const windowLog = Math.min(21, Math.max(10, Math.ceil(Math.log2(size))));
+function zstdParams(windowLog: number): Record<number, number> {
   return {
     [constants.ZSTD_c_compressionLevel]: 3,
     [constants.ZSTD_c_windowLog]: windowLog,
     [constants.ZSTD_c_hashLog]: Math.min(17, windowLog - 1),
     [constants.ZSTD_c_chainLog]: Math.min(16, windowLog - 1),
   };
+}
+
+/** One reusable context per window size (zstd.ts): at most 12 of them, 10 to 21. */
+const compressors = new Map<number, (input: Buffer) => Buffer>();
+
+function compressorFor(size: number) {
+  const windowLog = Math.min(21, Math.max(10, Math.ceil(Math.log2(size))));
+  let compress = compressors.get(windowLog);
+  if (!compress) {
+    compress = createZstdCompressor({ params: zstdParams(windowLog) });
+    compressors.set(windowLog, compress);
+  }
+  return compress;
 }
 
 export function unpackContent(data: Uint8Array, encoding: string): string {
