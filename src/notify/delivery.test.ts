@@ -25,6 +25,18 @@ async function user(prefs: Record<string, unknown> = {}) {
   return userId;
 }
 
+/** A user with quiet hours 22:00-06:30 UTC and a push subscription at `endpoint`. */
+async function nightOwl(endpoint: string) {
+  const userId = await user({ quiet_hours_start: '22:00', quiet_hours_end: '06:30' });
+  const response = await t.app.inject({
+    method: 'POST',
+    url: `/api/users/${userId}/push-subscriptions`,
+    payload: { endpoint, keys: { p256dh: 'k', auth: 'a' } },
+  });
+  assert.equal(response.statusCode, 201, response.body);
+  return userId;
+}
+
 async function send(userId: string, channels: string[], data: Record<string, unknown> = { order_id: 'o' }) {
   const response = await t.send({ user_id: userId, type: 'order_update', channels, data });
   assert.equal(response.statusCode, 202, response.body);
@@ -190,12 +202,7 @@ describe('workers', () => {
 
   test('quiet hours: a scheduled push goes out when the quiet period ends', async () => {
     t.clock.set('2026-02-01T23:00:00Z');
-    const userId = await user({ quiet_hours_start: '22:00', quiet_hours_end: '06:30' });
-    await t.app.inject({
-      method: 'POST',
-      url: `/api/users/${userId}/push-subscriptions`,
-      payload: { endpoint: 'https://push.example.com/x', keys: { p256dh: 'k', auth: 'a' } },
-    });
+    const userId = await nightOwl('https://push.example.com/x');
     const id = await send(userId, ['push']);
     await t.publishDue();
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -208,12 +215,7 @@ describe('workers', () => {
 
   test('a channel switched off or an address removed after the accept is skipped at send time', async () => {
     t.clock.set('2026-02-03T23:00:00Z');
-    const userId = await user({ quiet_hours_start: '22:00', quiet_hours_end: '06:30' });
-    await t.app.inject({
-      method: 'POST',
-      url: `/api/users/${userId}/push-subscriptions`,
-      payload: { endpoint: 'https://push.example.com/y', keys: { p256dh: 'k', auth: 'a' } },
-    });
+    const userId = await nightOwl('https://push.example.com/y');
     const id = await send(userId, ['push', 'sms']);
     assert.equal((await channelStatus(id, 'sms')).status, 'scheduled');
     const patch = await t.app.inject({

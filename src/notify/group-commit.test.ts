@@ -176,6 +176,15 @@ describe('group commit in the worker', () => {
   });
 });
 
+const outboxOn = (queue: Queue, repo: NotifyRepository) =>
+  createOutbox({
+    repo,
+    queue,
+    clock: systemClock,
+    log: { warn() {} } as unknown as FastifyBaseLogger,
+    republishAfterMs: 30_000,
+  });
+
 describe('outbox', () => {
   test('publishes the channels of one notification at once, not one after another', async () => {
     let pending = 0;
@@ -191,13 +200,7 @@ describe('outbox', () => {
       },
     } as unknown as Queue;
     const repo = { markManyPublished: async () => {} } as unknown as NotifyRepository;
-    const outbox = createOutbox({
-      repo,
-      queue,
-      clock: systemClock,
-      log: { warn() {} } as unknown as FastifyBaseLogger,
-      republishAfterMs: 30_000,
-    });
+    const outbox = outboxOn(queue, repo);
     const channels = ['push', 'sms', 'email'] as const;
     const done = outbox.publishNow(
       channels.map((channel) => ({ notificationId: 'n-1', channel, userId: 'u', lane: 'realtime' as const })),
@@ -232,13 +235,7 @@ describe('outbox', () => {
         marked.push(...deliveries.map((d) => d.notificationId));
       },
     } as unknown as NotifyRepository;
-    const outbox = createOutbox({
-      repo,
-      queue,
-      clock: systemClock,
-      log: { warn() {} } as unknown as FastifyBaseLogger,
-      republishAfterMs: 30_000,
-    });
+    const outbox = outboxOn(queue, repo);
     await assert.rejects(outbox.publishDue(), /queue unreachable/);
     const inOrder = (user: number) =>
       due.filter((d) => d.user_id === `u-${user}`).map((d) => d.notification_id);
