@@ -69,8 +69,9 @@ export function createContactsCache(deps: {
       });
     },
     async close() {
-      await (await subscribed)();
       entries.clear();
+      // Nothing to undo when the subscription never came about (start-up failed on it).
+      await subscribed.then((unsubscribe) => unsubscribe()).catch(() => {});
     },
   };
 }
