@@ -29,6 +29,17 @@ before(async () => {
 });
 after(() => h.close());
 
+/** The dev-inbox senders with a silent log and the given receipt delay. */
+const inboxSenders = (receiptDelayMs: string, onReceipt?: (id: string) => void) =>
+  createChannelSenders({
+    env: { NOTIFY_INBOX_RECEIPT_DELAY_MS: receiptDelayMs },
+    db: h.db,
+    clock: h.clock,
+    metrics: h.metrics,
+    log: { warn: () => {}, info: () => {}, error: () => {} },
+    onReceipt,
+  });
+
 const email = (id: string): OutboundMessage => ({
   deliveryId: `${id}:email`,
   notificationId: id,
@@ -81,13 +92,7 @@ test('the dev inbox stores a delivery once, answers repeats with the same id, an
 test('the purge job drops inbox messages past the retention', async () => {
   const inbox = inboxRepository(h.db);
   const before = (await inbox.list()).length;
-  const provider = createChannelSenders({
-    env: { NOTIFY_INBOX_RECEIPT_DELAY_MS: '0' },
-    db: h.db,
-    clock: h.clock,
-    metrics: h.metrics,
-    log: { warn: () => {}, info: () => {}, error: () => {} },
-  });
+  const provider = inboxSenders('0');
   await provider.email.send(email('0190a1b2-0000-7000-8000-00000000dead'));
   assert.equal((await inbox.list()).length, before + 1);
   const job = inboxPurgeJob(h.db, 60_000);
@@ -232,14 +237,7 @@ test("the module's platform deps can be passed as they are", async () => {
 
 test('receipts of messages stored close together reach the core together', async () => {
   const got: { id: string; at: number }[] = [];
-  const senders = createChannelSenders({
-    env: { NOTIFY_INBOX_RECEIPT_DELAY_MS: '400' },
-    db: h.db,
-    clock: h.clock,
-    metrics: h.metrics,
-    log: { warn: () => {}, info: () => {}, error: () => {} },
-    onReceipt: (id) => void got.push({ id, at: performance.now() }),
-  });
+  const senders = inboxSenders('400', (id) => void got.push({ id, at: performance.now() }));
   try {
     const first = await senders.email.send(email('0190a1b2-0000-7000-8000-0000000000a1'));
     await sleep(20);
