@@ -134,24 +134,22 @@ export async function createJetStreamQueue(
 
   const acks = createAckWaiter(nc);
 
+  /** What a message goes out as, confirmed or not: its partition's subject and its envelope. */
+  const outgoing = <T>(topic: string, message: QueueMessage<T>) => ({
+    subject: subject(topic, partitionOf(message.key, partitions)),
+    data: JSON.stringify({ key: message.key, payload: message.payload }),
+  });
+
   async function publish<T>(topic: string, message: QueueMessage<T>) {
     await ensureTopic(topic);
-    return acks.publish(
-      subject(topic, partitionOf(message.key, partitions)),
-      JSON.stringify({ key: message.key, payload: message.payload }),
-      message.id,
-    );
+    const out = outgoing(topic, message);
+    return acks.publish(out.subject, out.data, message.id);
   }
 
   async function publishUnconfirmed<T>(topic: string, message: QueueMessage<T>) {
     await ensureTopic(topic);
-    const h = headers();
-    h.set('Nats-Msg-Id', message.id);
-    nc.publish(
-      subject(topic, partitionOf(message.key, partitions)),
-      JSON.stringify({ key: message.key, payload: message.payload }),
-      { headers: h },
-    );
+    const out = outgoing(topic, message);
+    nc.publish(out.subject, out.data, { headers: dedupHeaders(message.id) });
   }
 
   function consume<T>(topic: string, opts: ConsumeOptions, handler: Handler<T>): Consumer {
@@ -453,6 +451,13 @@ const PUBLISH_TIMEOUT_MS = 5000;
  * An ack names the stream and sequence (or `duplicate`); an error reply or no answer within
  * PUBLISH_TIMEOUT_MS rejects, as before.
  */
+/** The header JetStream drops a repeat by, inside the stream's duplicate window. */
+function dedupHeaders(messageId: string) {
+  const h = headers();
+  h.set('Nats-Msg-Id', messageId);
+  return h;
+}
+
 function createAckWaiter(nc: NatsConnection) {
   const inbox = createInbox();
   const waiting = new Map<
@@ -497,11 +502,9 @@ function createAckWaiter(nc: NatsConnection) {
     publish(subjectName: string, data: string, messageId: string): Promise<{ duplicate: boolean }> {
       return new Promise((resolve, reject) => {
         const token = (next++).toString(36);
-        const h = headers();
-        h.set('Nats-Msg-Id', messageId);
         waiting.set(token, { resolve, reject, at: performance.now() });
         try {
-          nc.publish(subjectName, data, { reply: `${inbox}.${token}`, headers: h });
+          nc.publish(subjectName, data, { reply: `${inbox}.${token}`, headers: dedupHeaders(messageId) });
         } catch (error) {
           waiting.delete(token);
           reject(error);
