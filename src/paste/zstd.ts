@@ -35,9 +35,17 @@ const OUT_CHUNK = 64 * 1024;
 export function createZstdCompressor(options: ZstdOptions): Compress {
   const fallback: Compress = (input) => zstdCompressSync(input, options);
   const stream = createZstdCompress(options) as ReturnType<typeof createZstdCompress> & Internals;
-  const handle = stream._handle;
-  const state = stream._writeState;
+  const { _handle: handle, _writeState: state } = stream;
   if (!handle || typeof handle.writeSync !== 'function' || !state) return fallback;
+  return reusing(stream, handle, state, fallback);
+}
+
+function reusing(
+  stream: ReturnType<typeof createZstdCompress>,
+  handle: NonNullable<Internals['_handle']>,
+  state: Uint32Array,
+  fallback: Compress,
+): Compress {
   let broken = false;
   stream.on('error', () => {
     broken = true;
@@ -49,9 +57,10 @@ export function createZstdCompressor(options: ZstdOptions): Compress {
     let inOff = 0;
     let inLeft = input.length;
     for (;;) {
-      handle!.writeSync(constants.ZSTD_e_end, input, inOff, inLeft, out, 0, OUT_CHUNK);
+      handle.writeSync(constants.ZSTD_e_end, input, inOff, inLeft, out, 0, OUT_CHUNK);
       if (broken) throw new Error('zstd context failed');
-      const [outLeft, inLeftAfter] = [state![0], state![1]];
+      const outLeft = state[0];
+      const inLeftAfter = state[1];
       chunks.push(Buffer.from(out.subarray(0, OUT_CHUNK - outLeft)));
       inOff += inLeft - inLeftAfter;
       inLeft = inLeftAfter;
