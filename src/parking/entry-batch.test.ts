@@ -12,14 +12,16 @@ function fakeRepository(options: { spots: number; failBatch?: boolean }) {
     calls,
     async park(ticket: NewTicket) {
       calls.push(`park ${ticket.licensePlate}`);
-      if (ticket.licensePlate === 'DUP') throw Object.assign(new Error('duplicate'), { code: '23505' });
+      if (ticket.licensePlate === 'DUP')
+        throw Object.assign(new Error('duplicate'), { code: '23505', severity: 'ERROR' });
       if (free === 0) return undefined;
       free--;
       return row(ticket);
     },
     async parkMany(tickets: NewTicket[]) {
       calls.push(`parkMany ${tickets.map((ticket) => ticket.licensePlate).join(',')}`);
-      if (options.failBatch) throw Object.assign(new Error('duplicate'), { code: '23505' });
+      if (options.failBatch)
+        throw Object.assign(new Error('duplicate'), { code: '23505', severity: 'ERROR' });
       return tickets.map((ticket) => {
         if (free === 0) return undefined;
         free--;

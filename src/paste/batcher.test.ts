@@ -33,7 +33,8 @@ test('a failing batch is retried item by item, so only the bad item fails', asyn
   const batcher = createBatcher<string>(
     async (items) => {
       await sleep(5);
-      if (items.includes('bad')) throw new Error('constraint violated');
+      if (items.includes('bad'))
+        throw Object.assign(new Error('constraint violated'), { code: '23505', severity: 'ERROR' });
       written.push(...items);
     },
     { maxBatch: 10, maxInFlight: 1 },
@@ -44,4 +45,30 @@ test('a failing batch is retried item by item, so only the bad item fails', asyn
     ['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled'],
   );
   assert.deepEqual(written.sort(), ['a', 'b', 'c', 'd']);
+});
+
+test('a batch that may have committed (the connection died) is not retried: each item gets the error', async () => {
+  const writes: string[][] = [];
+  let fail = true;
+  const batcher = createBatcher<string>(
+    async (items) => {
+      writes.push(items);
+      await sleep(5);
+      if (fail && items.length > 1) {
+        fail = false;
+        // What pg reports when the backend is terminated: the commit may or may not have landed.
+        throw Object.assign(new Error('terminating connection due to administrator command'), {
+          code: '57P01',
+        });
+      }
+    },
+    { maxBatch: 10, maxInFlight: 1 },
+  );
+  await batcher.add('first');
+  const results = await Promise.allSettled(['a', 'b', 'c'].map((item) => batcher.add(item)));
+  assert.deepEqual(
+    results.map((result) => result.status),
+    ['rejected', 'rejected', 'rejected'],
+  );
+  assert.deepEqual(writes, [['first'], ['a', 'b', 'c']], 'no item written again on its own');
 });

@@ -1,10 +1,14 @@
+import { rolledBack } from '../platform/db/group.ts';
+
 /**
  * Group commit for creates: each create waits for a statement that carries it, and while
  * `maxInFlight` statements are running, newcomers queue up and leave together in the next one.
  * An idle service pays nothing (a lone create runs at once, alone); a busy one turns a
  * hundred INSERT-and-commit round trips into a few multi-row ones (measured on PostgreSQL 15:
  * 4.2k single-row inserts/s vs 13.6k in batches of 25). If a batch fails, its items are
- * retried one by one, so one bad row fails only its own request.
+ * retried one by one, so one bad row fails only its own request; unless the batch may have
+ * committed (the connection died, `rolledBack`): then each request gets that error, since trying
+ * again would store its paste twice.
  */
 export interface Batcher<T> {
   add(item: T): Promise<void>;
@@ -33,7 +37,10 @@ export function createBatcher<T>(
       await write(batch.map((entry) => entry.item));
       for (const entry of batch) entry.resolve();
     } catch (error) {
-      if (batch.length === 1) return batch[0].reject(error);
+      if (batch.length === 1 || !rolledBack(error)) {
+        for (const entry of batch) entry.reject(error);
+        return;
+      }
       for (const entry of batch) {
         await write([entry.item]).then(entry.resolve, entry.reject);
       }

@@ -49,7 +49,9 @@ function counting(options: { failMany?: boolean } = {}) {
     },
     async claimMany(holds: NewHold[], now: Date): Promise<ClaimResult[]> {
       calls.many.push(holds.length);
-      if (options.failMany) throw new Error('the batch failed');
+      // As PostgreSQL refuses a whole statement (it rolled back): e.g. a deadlock.
+      if (options.failMany)
+        throw Object.assign(new Error('deadlock detected'), { code: '40P01', severity: 'ERROR' });
       return repo.claimMany(holds, now);
     },
   };

@@ -6,6 +6,8 @@
  * Each caller gets what `one` would have given it: when the batch fails (one bad row rolls the
  * whole statement back), or `many` leaves a call undecided (`retry` says so, e.g. a row the batch
  * did not get), that call runs through `one` on its own, which decides it exactly as before.
+ * When the batch's fate is unknown (the connection died: it may have committed), every caller
+ * gets that error instead: trying each alone again could do its work twice.
  */
 export interface GroupOptions<I, O> {
   /** The single-call path; also the fallback. */
@@ -80,7 +82,11 @@ export function createGroup<I, O>(options: GroupOptions<I, O>): (input: I) => Pr
       let outputs: O[] | undefined;
       try {
         outputs = await many(batch.map((waiter) => waiter.input));
-      } catch {
+      } catch (error) {
+        if (!rolledBack(error)) {
+          for (const waiter of batch) waiter.reject(error);
+          return;
+        }
         outputs = undefined;
       }
       await Promise.all(
@@ -99,4 +105,17 @@ export function createGroup<I, O>(options: GroupOptions<I, O>): (input: I) => Pr
       queue.push({ input, resolve, reject });
       schedule();
     });
+}
+
+/**
+ * Whether a failed statement certainly changed nothing: PostgreSQL refused it (an error with a
+ * SQLSTATE), other than for the connection itself (class 08) or the server going away (57P01–03,
+ * e.g. `pg_terminate_backend`), after which the statement may or may not have committed. Anything
+ * else (a socket closed, a timeout) leaves its fate unknown.
+ */
+export function rolledBack(error: unknown): boolean {
+  // A server's error carries its severity too; a socket's `code` (EPIPE…) does not.
+  const { code, severity } = (error ?? {}) as { code?: unknown; severity?: unknown };
+  if (typeof severity !== 'string' || typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return false;
+  return !code.startsWith('08') && !/^57P0[1-3]$/.test(code);
 }
