@@ -100,6 +100,12 @@ describe('POST /api/notifications', () => {
       'validation_failed',
     );
     assertProblem(await t.send({ ...order(userId, ['sms']), user_id: 'a b' }), 400, 'validation_failed');
+    // NUL, in a value or a key at any depth: the json columns would keep it, and reading the row
+    // as jsonb (the accept's lookup) would then fail.
+    for (const data of [{ order_id: 'a\u0000b' }, { order_id: 'o', items: [{ 'k\u0000': 1 }] }]) {
+      const nul = assertProblem(await t.send({ ...order(userId, ['sms']), data }), 400, 'validation_failed');
+      assert.match(String(nul.detail), /NUL/);
+    }
     assert.deepEqual([await stored('notifications'), await stored('notification_deliveries')], before);
   });
 
