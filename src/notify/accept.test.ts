@@ -100,12 +100,6 @@ describe('POST /api/notifications', () => {
       'validation_failed',
     );
     assertProblem(await t.send({ ...order(userId, ['sms']), user_id: 'a b' }), 400, 'validation_failed');
-    // NUL, in a value or a key at any depth: the json columns would keep it, and reading the row
-    // as jsonb (the accept's lookup) would then fail.
-    for (const data of [{ order_id: 'a\u0000b' }, { order_id: 'o', items: [{ 'k\u0000': 1 }] }]) {
-      const nul = assertProblem(await t.send({ ...order(userId, ['sms']), data }), 400, 'validation_failed');
-      assert.match(String(nul.detail), /NUL/);
-    }
     assert.deepEqual([await stored('notifications'), await stored('notification_deliveries')], before);
   });
 
@@ -334,5 +328,9 @@ describe('idempotency', () => {
     const first = await api.send(request);
     assert.deepEqual(await api.send(request), first);
     await assert.rejects(api.send({ ...request, id: 'b:2', type: 'nope' }), { code: 'unknown_type' });
+    // The HTTP door refuses NUL (platform input guards); the in-process API meets the same rule.
+    for (const data of [{ order_id: 'a\u0000b' }, { order_id: 1, items: [{ 'k\u0000': 1 }] }]) {
+      await assert.rejects(api.send({ ...request, id: 'b:3', data }), { code: 'validation_failed' });
+    }
   });
 });

@@ -90,6 +90,12 @@ describe('problem+json for every failure', () => {
       'validation_failed',
     );
     assert.equal(body.errors[0].field, 'body.name');
+    const key = assertProblem(
+      await app.inject({ method: 'POST', url: '/echo', payload: { name: 'a', age: 1, x: { 'k\u0000': 1 } } }),
+      400,
+      'validation_failed',
+    );
+    assert.equal(key.errors[0].field, 'body.x.k\\u0000');
     const query = assertProblem(
       await app.inject({ method: 'GET', url: '/teapot?q=%00' }),
       400,

@@ -37,11 +37,13 @@ function refusal(field: string) {
   });
 }
 
-/** The path of the first string containing U+0000, searched depth-first. */
+/** The path of the first string or object key containing U+0000, searched depth-first. */
 function nulField(path: string, value: unknown, depth = 0): string | undefined {
   if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
   if (value === null || typeof value !== 'object' || depth > 64) return undefined;
   for (const [key, inner] of Object.entries(value)) {
+    // A key is stored too where a body keeps free-form objects (a notification's data, as jsonb).
+    if (key.includes('\u0000')) return `${path}.${key.replaceAll('\u0000', '\\u0000')}`;
     const found = nulField(`${path}.${key}`, inner, depth + 1);
     if (found) return found;
   }
