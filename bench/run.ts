@@ -39,6 +39,8 @@ export interface Scenario {
   /** The ratio the issue asks for. */
   target: number;
   connections?: number;
+  /** Seconds per round when `--duration` is not given (default 10). */
+  duration?: number;
   /** Creates data through the API and returns the load to run against the app. */
   prepare(
     baseUrl: string,
@@ -73,7 +75,7 @@ async function main() {
     process.exit(2);
   }
   const scenario: Scenario = (await import(`./scenarios/${name}.ts`)).default;
-  const duration = numberFlag('duration', 10);
+  const duration = numberFlag('duration', scenario.duration ?? 10);
   const rounds = numberFlag('rounds', 3);
   const connections = numberFlag('connections', scenario.connections ?? 100);
 
