@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { v7 } from 'uuid';
 import type { Clock } from '../platform/clock.ts';
+import { uuidv7 } from '../platform/ids.ts';
 import { type Need, offerRank, unfitNeeds, type VehicleType } from './allocation.ts';
 import { createCheckout } from './checkout.ts';
 import { alreadyParked, isUniqueViolation, panelOrThrow, plateOrThrow } from './checks.ts';
@@ -65,7 +65,7 @@ export function createParkingService(deps: ParkingServiceDeps) {
     }
     const entryPanelId = panelOrThrow(request.panelId, lot.entryPanels, 'entry');
     const ticket = {
-      id: v7(),
+      id: uuidv7(),
       licensePlate,
       vehicleType: request.vehicleType,
       needs,

@@ -1,7 +1,7 @@
 import { type ColumnType, sql } from 'kysely';
-import { v7 } from 'uuid';
 import type { Clock } from '../platform/clock.ts';
 import type { Db } from '../platform/db/index.ts';
+import { uuidv7 } from '../platform/ids.ts';
 import type { ValidCard } from './card.ts';
 import {
   type Charge,
@@ -131,7 +131,7 @@ export function createSandboxGateway(options: {
 
   async function deliver(charge: Charge): Promise<void> {
     const event: WebhookEvent = {
-      id: `evt_${v7()}`,
+      id: `evt_${uuidv7()}`,
       type: charge.status === 'succeeded' ? 'charge.succeeded' : 'charge.failed',
       created: clock.now().toISOString(),
       data: { charge },
@@ -177,7 +177,7 @@ export function createSandboxGateway(options: {
       const outcome = outcomeFor(request.card);
       const now = clock.now();
       const row = {
-        id: `ch_${v7().replaceAll('-', '')}`,
+        id: `ch_${uuidv7().replaceAll('-', '')}`,
         idempotency_key: request.idempotencyKey,
         payment_id: request.paymentId,
         status: outcome === 'hang' ? 'pending' : outcome.status,
@@ -208,7 +208,7 @@ export function createSandboxGateway(options: {
     findCharge,
 
     async refund(request: RefundRequest) {
-      const id = `re_${v7().replaceAll('-', '')}`;
+      const id = `re_${uuidv7().replaceAll('-', '')}`;
       const now = clock.now();
       const amount = request.amountMinor;
       return db.transaction().execute(async (trx) => {

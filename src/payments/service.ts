@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { v7 } from 'uuid';
 import type { Clock } from '../platform/clock.ts';
 import { AppError } from '../platform/errors.ts';
+import { uuidv7 } from '../platform/ids.ts';
 import type {
   CardDetails,
   CreatePaymentInput,
@@ -205,7 +205,7 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
     const valid = validateCard(card, clock.now());
     const timeoutMs = Math.min(options.timeoutMs ?? deps.defaultTimeoutMs, MAX_TIMEOUT_MS);
     const row = await load(paymentId);
-    const attemptId = v7();
+    const attemptId = uuidv7();
     await claim(row, attemptId, valid);
     let charge: Charge;
     try {
@@ -267,7 +267,7 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
     }
     const now = clock.now();
     const inserted = await repo.insert({
-      id: v7(),
+      id: uuidv7(),
       purpose: input.purpose,
       reference: input.reference,
       description: input.description,
@@ -302,7 +302,7 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
       throw paymentError('invalid_refund', 'amount must be a positive number of minor units');
     }
     await load(paymentId);
-    const key = options.idempotencyKey ?? (amountMinor === undefined ? 'full' : v7());
+    const key = options.idempotencyKey ?? (amountMinor === undefined ? 'full' : uuidv7());
     const now = clock.now();
     const refundRow = await repo.db.transaction().execute(async (trx) => {
       const payment = await repo.findForUpdate(trx, paymentId);
@@ -326,7 +326,7 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
         });
       }
       const refund: RefundRow = {
-        id: v7(),
+        id: uuidv7(),
         payment_id: paymentId,
         amount_minor: BigInt(amount),
         reason,

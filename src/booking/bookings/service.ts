@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
-import { v7 } from 'uuid';
 import type { Clock } from '../../platform/clock.ts';
 import { AppError } from '../../platform/errors.ts';
+import { uuidv7 } from '../../platform/ids.ts';
 import type { CatalogueService } from '../catalogue/service.ts';
 import { type ShowInfo, toShow } from '../catalogue/shapes.ts';
 import { err } from '../errors.ts';
@@ -106,7 +106,7 @@ export function createBookingsService(deps: {
       }
       const show = await catalogue.showInfo(hold.show_id);
       const { booking, created } = await repo.findOrCreate({
-        id: v7(),
+        id: uuidv7(),
         hold_id: hold.id,
         user_id: hold.user_id,
         show_id: hold.show_id,

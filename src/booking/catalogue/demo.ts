@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
-import { v7 } from 'uuid';
 import type { Clock } from '../../platform/clock.ts';
+import { uuidv7 } from '../../platform/ids.ts';
 import { addDays, localDate, zonedInstant } from '../time.ts';
 import { type CatalogueRepository, insertSeats, type MovieRow } from './repository.ts';
 import type { ScreenCreate } from './schemas.ts';
@@ -197,24 +197,24 @@ export async function loadDemoCatalogue(repo: CatalogueRepository, clock: Clock)
     const { rows } = await sql<{ n: number }>`select count(*)::int as n from booking_cities`.execute(tx);
     if ((rows[0]?.n ?? 0) > 0) return false;
     const now = clock.now();
-    const movies = MOVIES.map((entry) => ({ ...entry, id: v7(), created_at: now }));
+    const movies = MOVIES.map((entry) => ({ ...entry, id: uuidv7(), created_at: now }));
     await repo.insertMovies(movies, tx);
     const today = localDate(now, TIMEZONE);
     const shows: Parameters<CatalogueRepository['insertShows']>[1] = [];
     let screenIndex = 0;
     for (const city of CITIES) {
-      const cityId = v7();
+      const cityId = uuidv7();
       await sql`insert into booking_cities (id, name, state, timezone, created_at)
         values (${cityId}, ${city.name}, ${city.state}, ${TIMEZONE}, ${now})`.execute(tx);
       for (const [theaterIndex, [name, area]] of city.theaters.entries()) {
-        const theaterId = v7();
+        const theaterId = uuidv7();
         const screens = theaterIndex === 0 ? SCREENS : [SCREENS[0]];
         await sql`insert into booking_theaters (id, city_id, name, address, total_screens, created_at)
           values (${theaterId}, ${cityId}, ${name}, ${`${area}, ${city.name}`}, ${screens.length}, ${now})`.execute(
           tx,
         );
         for (const screen of screens) {
-          const screenId = v7();
+          const screenId = uuidv7();
           const seats = seatsFor(screen).map((seat) => ({ ...seat, screen_id: screenId }));
           await sql`insert into booking_screens (id, theater_id, screen_number, total_seats, screen_type, created_at)
             values (${screenId}, ${theaterId}, ${screen.screen_number}, ${seats.length}, ${screen.screen_type}, ${now})`.execute(
@@ -229,7 +229,7 @@ export async function loadDemoCatalogue(repo: CatalogueRepository, clock: Clock)
               if (start.getTime() <= now.getTime()) continue;
               const film = movies[(screenIndex * 3 + day + slot) % movies.length];
               shows.push({
-                id: v7(),
+                id: uuidv7(),
                 movie_id: film.id,
                 screen_id: screenId,
                 show_time: start,

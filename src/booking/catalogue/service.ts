@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
-import { v7 } from 'uuid';
 import { type Cache, createReadThrough } from '../../platform/cache/index.ts';
 import type { Clock } from '../../platform/clock.ts';
+import { uuidv7 } from '../../platform/ids.ts';
 import { err } from '../errors.ts';
 import { addDays, isTimeZone, localDate } from '../time.ts';
 import type { CatalogueRepository, CityRow, MovieRow, SlotRow } from './repository.ts';
@@ -105,7 +105,7 @@ export function createCatalogueService(deps: { repo: CatalogueRepository; cache:
 
   async function addScreen(theaterId: string, input: ScreenCreate) {
     const seats = seatsFor(input);
-    const screenId = v7();
+    const screenId = uuidv7();
     const inserted = await repo.db.transaction().execute((tx) =>
       repo.insertScreen(
         tx,
@@ -150,7 +150,7 @@ export function createCatalogueService(deps: { repo: CatalogueRepository; cache:
     async createCity(input: { name: string; state?: string; timezone?: string }): Promise<City> {
       const timezone = input.timezone ?? 'Asia/Kolkata';
       if (!isTimeZone(timezone)) throw invalid('body.timezone', `"${timezone}" is not an IANA time zone`);
-      const row = { id: v7(), name: input.name.trim(), state: input.state ?? null, timezone };
+      const row = { id: uuidv7(), name: input.name.trim(), state: input.state ?? null, timezone };
       if (!(await repo.insertCity({ ...row, created_at: clock.now() }))) {
         throw err('city_exists', `There is already a city called ${row.name}`);
       }
@@ -172,7 +172,7 @@ export function createCatalogueService(deps: { repo: CatalogueRepository; cache:
 
     async createMovie(input: MovieCreate): Promise<Movie> {
       const row: MovieRow = {
-        id: v7(),
+        id: uuidv7(),
         title: input.title.trim(),
         description: input.description ?? '',
         duration_minutes: input.duration_minutes,
@@ -196,7 +196,7 @@ export function createCatalogueService(deps: { repo: CatalogueRepository; cache:
 
     async createTheater(input: TheaterCreate): Promise<Theater> {
       const owner = await city(input.city_id);
-      const id = v7();
+      const id = uuidv7();
       const screens = input.screens ?? [];
       const numbers = screens.map((screen) => screen.screen_number);
       if (new Set(numbers).size !== numbers.length) {
@@ -257,7 +257,7 @@ export function createCatalogueService(deps: { repo: CatalogueRepository; cache:
         : new Date(start.getTime() + movie.duration_minutes * 60_000);
       if (start.getTime() <= clock.now().getTime()) throw invalid('body.show_time', 'must be in the future');
       if (end.getTime() <= start.getTime()) throw invalid('body.end_time', 'must be after show_time');
-      const id = v7();
+      const id = uuidv7();
       await repo.db.transaction().execute(async (tx) => {
         await repo.lockScreen(tx, screen.id);
         const clash = await repo.overlappingShow(tx, screen.id, start, end);

@@ -1,5 +1,5 @@
-import { v7 } from 'uuid';
 import { platformError } from '../../platform/errors.ts';
+import { uuidv7 } from '../../platform/ids.ts';
 import { toMinor } from '../money.ts';
 import type { SeatType } from '../tables.ts';
 import { localTime } from '../time.ts';
@@ -55,7 +55,7 @@ export function seatsFor(screen: ScreenCreate) {
       throw invalid(`body.prices.${row.seat_type}`, 'must have at most two decimals');
     }
     return Array.from({ length: row.seats }, (_, index) => ({
-      id: v7(),
+      id: uuidv7(),
       row_number: row.row,
       seat_number: index + 1,
       seat_type: row.seat_type,

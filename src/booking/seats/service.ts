@@ -1,7 +1,7 @@
-import { v7 } from 'uuid';
 import { type Cache, createReadThrough } from '../../platform/cache/index.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { platformError } from '../../platform/errors.ts';
+import { uuidv7 } from '../../platform/ids.ts';
 import type { CatalogueService } from '../catalogue/service.ts';
 import type { ShowInfo } from '../catalogue/shapes.ts';
 import { err } from '../errors.ts';
@@ -159,7 +159,7 @@ export function createSeatsService(deps: {
       const known = filter.taken(showId, seatIds);
       if (known.length > 0) throw refuse(known);
       const hold = {
-        id: v7(),
+        id: uuidv7(),
         show_id: showId,
         user_id: request.user_id,
         seat_ids: seatIds,
