@@ -71,7 +71,9 @@ const scenario: Scenario = {
     const free = Object.values(boards.total.availableSpots).reduce((a, b) => a + b, 0);
     const total = Object.values(boards.total.totalSpots).reduce((a, b) => a + b, 0);
     if (free === 0)
-      throw new Error(`the lot ran full (${total} spots): entries were refused, so the figures do not measure entries and exits; run shorter rounds (--duration)`);
+      throw new Error(
+        `the lot ran full (${total} spots): entries were refused, so the figures do not measure entries and exits; run shorter rounds (--duration)`,
+      );
     return [`lot after the run: ${total - free} of ${total} spots occupied`];
   },
 };
