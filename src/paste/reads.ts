@@ -35,11 +35,13 @@ export interface LocalEntry {
   /** Public, no password, no burn: any reader gets it without further checks. */
   open: boolean;
   /**
-   * The JSON body up to the views count, already UTF-8: a read copies it and appends `views}`.
-   * Sending the body as a string cost a rope flatten, a byte count and a UTF-8 encoding of
-   * the 10 KB per read; as bytes it is one memcpy (paste-read scenario: see bench/README.md).
+   * The JSON body up to the views count, as one flat string; a read appends `views}`. It was
+   * UTF-8 bytes once, copied into a new Buffer per read: one memcpy, but every body (10 KB in the
+   * paste-read benchmark) was an ArrayBuffer outside the JavaScript heap, and ~500 MB/s of those
+   * made V8 run a full mark-compact several times a second (p99 20 ms, a third fewer reads after
+   * the first seconds). A string body dies young in the heap and costs a scavenge.
    */
-  jsonHead: Buffer;
+  jsonHead: string;
   /** This paste's view total as far as this process knows. */
   views: number;
   /** `paste.id` as the key of the pending view counts. */
@@ -62,8 +64,8 @@ export interface PasteReads {
   lookup(shortUrl: string): Promise<Lookup>;
   /** Counts a read (in memory; written in batches). */
   countView(entry: LocalEntry): void;
-  /** The JSON body to send (UTF-8), with the current views count. */
-  json(entry: LocalEntry): Buffer;
+  /** The JSON body to send, with the current views count. */
+  json(entry: LocalEntry): string;
   /** Keeps a rendered page with its entry (and counts it against the local cache's size). */
   attachPage(entry: LocalEntry, page: Highlighted): void;
   /** Puts a new paste in the shared cache (a write makes it available to readers). */
@@ -86,16 +88,11 @@ export interface ReadsDeps {
 }
 
 /**
- * UTF-8 bytes in an allocation of their own. `Buffer.from` serves strings under 32 KB from
- * Node's shared 64 KB pool, and a cached entry outlives the slab's other (per-request) users: one
- * live slice pins the whole slab, so each cached paste held up to 64 KB of external memory while
- * the cache counted a few KB for it. That was the API processes' external-memory growth in the
- * soak (heap snapshot: 507 slabs, 33 MB, each retained by one entry's `jsonHead`).
+ * The string as one sequential string: a concatenation or slice would otherwise stay a tree (or
+ * a view of its parent) that every read flattens again. Decoding makes a new flat string.
  */
-export function ownBytes(text: string): Buffer {
-  const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
-  bytes.write(text);
-  return bytes;
+function flat(text: string): string {
+  return Buffer.from(text).toString();
 }
 
 /**
@@ -176,7 +173,7 @@ export function createPasteReads(deps: ReadsDeps): PasteReads {
       paste,
       expiresAtMs: paste.expires_at ? Date.parse(paste.expires_at) : Infinity,
       open: !paste.is_private && !paste.password_hash && !paste.burn_after_read,
-      jsonHead: ownBytes(`${head.slice(0, -1)},"views":`),
+      jsonHead: flat(`${head.slice(0, -1)},"views":`),
       views: paste.views + (pending.get(id) ?? 0),
       idKey: id,
       etag: `"${paste.hash.slice(0, 32)}"`,
@@ -244,12 +241,7 @@ export function createPasteReads(deps: ReadsDeps): PasteReads {
       pending.set(id, (pending.get(id) ?? 0) + 1);
     },
     json(entry) {
-      const head = entry.jsonHead;
-      const tail = `${entry.views}}`;
-      const body = Buffer.allocUnsafe(head.length + tail.length);
-      head.copy(body, 0);
-      body.write(tail, head.length, 'latin1');
-      return body;
+      return `${entry.jsonHead}${entry.views}}`;
     },
     attachPage(entry, page) {
       entry.page = page;
