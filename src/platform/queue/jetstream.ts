@@ -443,6 +443,13 @@ const messageId = (msg: JsMsg) => msg.headers?.get('Nats-Msg-Id') ?? String(msg.
 
 const PUBLISH_TIMEOUT_MS = 5000;
 
+/** The header JetStream drops a repeat by, inside the stream's duplicate window. */
+function dedupHeaders(messageId: string) {
+  const h = headers();
+  h.set('Nats-Msg-Id', messageId);
+  return h;
+}
+
 /**
  * JetStream publishes that wait for the stream's ack, as `js.publish` does, but through one
  * reply subscription and one timeout sweep for all of them. `js.publish` goes through
@@ -451,13 +458,6 @@ const PUBLISH_TIMEOUT_MS = 5000;
  * An ack names the stream and sequence (or `duplicate`); an error reply or no answer within
  * PUBLISH_TIMEOUT_MS rejects, as before.
  */
-/** The header JetStream drops a repeat by, inside the stream's duplicate window. */
-function dedupHeaders(messageId: string) {
-  const h = headers();
-  h.set('Nats-Msg-Id', messageId);
-  return h;
-}
-
 function createAckWaiter(nc: NatsConnection) {
   const inbox = createInbox();
   const waiting = new Map<
