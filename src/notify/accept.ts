@@ -16,7 +16,7 @@ import type { ChannelLimits } from './limits.ts';
 import type { Outbox } from './outbox.ts';
 import type { TemplateRenderer } from './ports.ts';
 import { enabled, hasAddress, quietUntil, toPreferences, USER_ID } from './preferences.ts';
-import type { AcceptLookup, Lane, NewDelivery, NotifyRepository } from './repository.ts';
+import type { AcceptLookup, Lane, NewDelivery, NotificationRow, NotifyRepository } from './repository.ts';
 
 const CLIENT_ID = /^[\x21-\x7e]{1,64}$/;
 const DEDUP_WINDOW_MS = 24 * 3600_000;
@@ -92,12 +92,10 @@ export function createAccept(deps: {
     return { checked: true, found };
   }
 
-  /** The stored answer when the client id was accepted within the window (or 422 for another body). */
+  /** Reads the notification stored under the client id, and its answer as `storedAnswer` gives it. */
   async function replayOf(userId: string, clientId: string, hash: string, now: Date) {
     const earlier = await repo.byClientId(userId, clientId);
-    if (!earlier || now.getTime() - earlier.created_at.getTime() >= DEDUP_WINDOW_MS) return { earlier };
-    if (earlier.request_hash !== hash) throw err('idempotency_key_reused');
-    return { earlier, answer: earlier.accepted };
+    return { earlier, answer: storedAnswer(earlier, hash, now) };
   }
 
   async function channelOutcomes(request: Validated, now: Date, found: Promise<Known>) {
@@ -153,10 +151,8 @@ export function createAccept(deps: {
     const { checked, found } = lookups(request, clientId);
     if (clientId && checked) {
       const { earlier } = await found;
-      if (earlier && now.getTime() - earlier.created_at.getTime() < DEDUP_WINDOW_MS) {
-        if (earlier.request_hash !== hash) throw err('idempotency_key_reused');
-        return earlier.accepted;
-      }
+      const answer = storedAnswer(earlier, hash, now);
+      if (answer) return answer;
       if (earlier) await repo.releaseClientId(earlier.id);
     }
     // Contacts from the cache: the client id was not looked up, and a refusal may be the replay
@@ -234,6 +230,20 @@ export function createAccept(deps: {
 export type Accept = ReturnType<typeof createAccept>;
 
 type Validated = NotificationRequest & { priority: Priority };
+
+/**
+ * The answer of a notification stored under the client id, when it was accepted within the
+ * dedup window; a 422 when the request it answered had another body. Past the window, none.
+ */
+function storedAnswer(
+  earlier: Pick<NotificationRow, 'created_at' | 'request_hash' | 'accepted'> | undefined,
+  hash: string,
+  now: Date,
+): NotificationAccepted | undefined {
+  if (!earlier || now.getTime() - earlier.created_at.getTime() >= DEDUP_WINDOW_MS) return undefined;
+  if (earlier.request_hash !== hash) throw err('idempotency_key_reused');
+  return earlier.accepted;
+}
 
 /** The HTTP schema checks the same; this guards the in-process API. */
 function validate(request: NotificationRequest): Validated {
