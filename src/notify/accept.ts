@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto';
 import type { Clock } from '../platform/clock.ts';
 import { platformError } from '../platform/errors.ts';
+import { nulField } from '../platform/http/input.ts';
 import { uuidv7 } from '../platform/ids.ts';
 import {
   CHANNELS,
@@ -256,7 +257,7 @@ function validate(request: NotificationRequest): Validated {
     errors.push({ field: 'id', message: 'must be 1-64 visible ASCII characters' });
   if (request.data === null || typeof request.data !== 'object' || Array.isArray(request.data))
     errors.push({ field: 'data', message: 'must be an object' });
-  else if (hasNul(request.data))
+  else if (nulField('data', request.data))
     errors.push({ field: 'data', message: 'must not contain the NUL character (\\u0000)' });
   if (request.send_at !== undefined && Number.isNaN(Date.parse(request.send_at)))
     errors.push({ field: 'send_at', message: 'must be an ISO 8601 date-time' });
@@ -278,14 +279,6 @@ function validate(request: NotificationRequest): Validated {
     });
   }
   return { ...request, priority: request.priority ?? 'normal' };
-}
-
-/** Whether a key or string anywhere in `value` holds U+0000, which PostgreSQL's text and jsonb refuse. */
-function hasNul(value: unknown): boolean {
-  if (typeof value === 'string') return value.includes('\0');
-  if (value === null || typeof value !== 'object') return false;
-  if (Array.isArray(value)) return value.some(hasNul);
-  return Object.entries(value).some(([key, item]) => key.includes('\0') || hasNul(item));
 }
 
 /** The body without its client id. One-shot `hash` and no copy of the request without `id`. */

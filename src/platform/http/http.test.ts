@@ -96,6 +96,15 @@ describe('problem+json for every failure', () => {
       'validation_failed',
     );
     assert.equal(key.errors[0].field, 'body.x.k\\u0000');
+    // Searched at any depth (it stopped at 64 levels).
+    let deep: unknown = 'a\u0000b';
+    for (let i = 0; i < 100; i++) deep = [deep];
+    const nested = assertProblem(
+      await app.inject({ method: 'POST', url: '/echo', payload: { name: 'a', age: 1, x: deep } }),
+      400,
+      'validation_failed',
+    );
+    assert.equal(nested.errors[0].field, `body.x${'.0'.repeat(100)}`);
     const query = assertProblem(
       await app.inject({ method: 'GET', url: '/teapot?q=%00' }),
       400,

@@ -37,15 +37,26 @@ function refusal(field: string) {
   });
 }
 
-/** The path of the first string or object key containing U+0000, searched depth-first. */
-function nulField(path: string, value: unknown, depth = 0): string | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
-  if (value === null || typeof value !== 'object' || depth > 64) return undefined;
-  for (const [key, inner] of Object.entries(value)) {
-    // A key is stored too where a body keeps free-form objects (a notification's data, as jsonb).
-    if (key.includes('\u0000')) return `${path}.${key.replaceAll('\u0000', '\\u0000')}`;
-    const found = nulField(`${path}.${key}`, inner, depth + 1);
-    if (found) return found;
+/**
+ * The path of the first string or object key containing U+0000, searched depth-first (a key
+ * before its value). Any depth is searched, on a stack of its own rather than the call stack.
+ */
+export function nulField(path: string, value: unknown): string | undefined {
+  const pending: [string, unknown][] = [[path, value]];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [at, item] = next;
+    if (typeof item === 'string') {
+      if (item.includes('\u0000')) return at;
+      continue;
+    }
+    if (item === null || typeof item !== 'object') continue;
+    const entries = Object.entries(item);
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, inner] = entries[i];
+      pending.push([`${at}.${key}`, inner]);
+      // A key is stored too where a body keeps free-form objects (a notification's data, as jsonb).
+      if (key.includes('\u0000')) pending.push([`${at}.${key.replaceAll('\u0000', '\\u0000')}`, key]);
+    }
   }
   return undefined;
 }
