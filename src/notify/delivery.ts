@@ -1,22 +1,49 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Counter } from 'prom-client';
 import type { Clock } from '../platform/clock.ts';
+import { createGroup } from '../platform/db/group.ts';
 import { type Delivery, describeError, PermanentError, RetryLater } from '../platform/queue/index.ts';
 import type { Channel } from './api.ts';
 import type { DeliveryMessage } from './outbox.ts';
-import { type ChannelSender, ProviderError, ProviderUnavailable, type TemplateRenderer } from './ports.ts';
+import {
+  type ChannelSender,
+  type OutboundMessage,
+  ProviderError,
+  ProviderUnavailable,
+  type TemplateRenderer,
+} from './ports.ts';
 import { enabled, hasAddress, toPreferences } from './preferences.ts';
-import type { DeliveryStatus, NotifyRepository } from './repository.ts';
+import type { Claimed, DeliveryStatus, NotifyRepository } from './repository.ts';
 
 /** Statuses a queue message may still act on; anything else was settled by an earlier copy. */
 const OPEN: DeliveryStatus[] = ['queued', 'scheduled', 'sending'];
 
+/** What a message's handler does when its delivery is decided: nothing (ack), or throw this. */
+type Outcome = undefined | Error;
+/** Wrapped so that a batch can answer before the sends of its slow providers end. */
+type Pending = { outcome: Promise<Outcome> };
+
+interface Ready {
+  message: Delivery<DeliveryMessage>;
+  outbound: OutboundMessage;
+}
+
+const isReady = (prepared: Ready | Outcome): prepared is Ready =>
+  prepared !== undefined && !(prepared instanceof Error);
+
 /**
- * The worker's handler for one delivery message. The queue gives at-least-once delivery and
- * one message per user key at a time; this makes the send effectively once: a settled
- * delivery is acknowledged without sending, and the provider gets `{notificationId}:{channel}`
- * as its idempotency key, so even a crash between the provider's answer and our `sent` write
- * cannot make the user see it twice.
+ * The worker's handler for delivery messages. The queue gives at-least-once delivery and one
+ * message per user key at a time; this makes the send effectively once: a settled delivery is
+ * acknowledged without sending, and the provider gets `{notificationId}:{channel}` as its
+ * idempotency key, so even a crash between the provider's answer and our `sent` write cannot make
+ * the user see it twice.
+ *
+ * Messages the worker takes at the same time are handled together (group commit, as in
+ * platform/db/group.ts): one claim statement reads them all, and the messages of a local provider
+ * (the dev inbox) are stored with their status in one more — two statements for the batch where
+ * each message had a claim, a store, a `sent` write and a receipt. A provider across the network
+ * gets one call per message, and each message's outcome is its own: a slow or failing provider
+ * delays only its own messages (and so its own users), never the rest of the batch.
  */
 export function createDeliveryHandler(deps: {
   repo: NotifyRepository;
@@ -29,25 +56,70 @@ export function createDeliveryHandler(deps: {
 }) {
   const { repo, templates, senders, clock, log, counter } = deps;
 
-  return async function handle(message: Delivery<DeliveryMessage>): Promise<void> {
+  const setStatus = (
+    message: Delivery<DeliveryMessage>,
+    fields: Parameters<NotifyRepository['updateDelivery']>[2],
+  ) => {
     const { notificationId, channel } = message.payload;
-    const now = clock.now();
-    // Reads what the send needs and sets `sending` in one statement, shared with the other
-    // messages this worker is taking at the same time.
-    const found = await repo.claim(notificationId, channel, now);
+    if (fields.status) counter.inc({ channel, status: fields.status });
+    return repo.updateDelivery(notificationId, channel, fields, clock.now());
+  };
+
+  /** A failed send: what the queue should do, with the delivery's status and the attempt logged. */
+  async function failed(message: Delivery<DeliveryMessage>, error: unknown, provider: string | null) {
+    const { notificationId, channel } = message.payload;
+    if (error instanceof ProviderUnavailable) {
+      // The breaker is open: nothing was tried, so no attempt is spent.
+      await setStatus(message, { status: 'queued', reason: 'provider_unavailable' });
+      return new RetryLater(error.retryAfterMs, error.message);
+    }
+    const reason = error instanceof ProviderError ? `${error.code}: ${error.message}` : describeError(error);
+    await repo.recordAttempt(notificationId, channel, { at: clock.now(), error: reason, provider });
+    if (error instanceof ProviderError && error.permanent) {
+      await setStatus(message, { status: 'failed', reason });
+      return new PermanentError(reason);
+    }
+    const last = message.attempt >= deps.maxAttempts;
+    await setStatus(message, { status: last ? 'dead_lettered' : 'queued', reason });
+    return error instanceof Error ? error : new Error(String(error));
+  }
+
+  /** Sends one message through its channel's provider (with its breaker) and records the result. */
+  async function sendOne({ message, outbound }: Ready): Promise<Outcome> {
+    const { notificationId, channel } = message.payload;
+    let provider: string | null = null;
+    try {
+      const result = await senders[channel].send(outbound);
+      provider = result.provider;
+      counter.inc({ channel, status: 'sent' });
+      await repo.recordSent(notificationId, channel, {
+        provider,
+        providerMessageId: result.providerMessageId,
+        content: outbound.message.text,
+        sentAt: clock.now(),
+      });
+      return undefined;
+    } catch (error) {
+      return failed(message, error, provider);
+    }
+  }
+
+  /** Checks, renders and builds the provider's message; an outcome when there is nothing to send. */
+  async function prepare(
+    message: Delivery<DeliveryMessage>,
+    found: Claimed | undefined,
+    now: Date,
+  ): Promise<Ready | Outcome> {
+    const { notificationId, channel } = message.payload;
     if (!found) {
       log.warn({ notificationId, channel }, 'queue message for an unknown delivery: dropped');
-      return;
+      return undefined;
     }
     const { delivery, notification } = found;
-    if (!OPEN.includes(delivery.status)) return;
+    if (!OPEN.includes(delivery.status)) return undefined;
     if (delivery.scheduled_for && delivery.scheduled_for > now) {
-      throw new RetryLater(delivery.scheduled_for.getTime() - now.getTime(), 'scheduled');
+      return new RetryLater(delivery.scheduled_for.getTime() - now.getTime(), 'scheduled');
     }
-    const set = (fields: Parameters<NotifyRepository['updateDelivery']>[2]) => {
-      if (fields.status) counter.inc({ channel, status: fields.status });
-      return repo.updateDelivery(notificationId, channel, fields, clock.now());
-    };
     const prefs = toPreferences(found.prefs);
     // Checked again at send time: the user may have switched the channel off or removed the
     // address since the accept, which may also have read a cached copy (contacts-cache.ts).
@@ -57,59 +129,107 @@ export function createDeliveryHandler(deps: {
         ? 'no_address'
         : null;
     if (refused) {
-      await set({ status: 'skipped', reason: refused });
-      return;
+      await setStatus(message, { status: 'skipped', reason: refused });
+      return undefined;
     }
     counter.inc({ channel, status: 'sending' });
-    let provider: string | null = null;
     try {
-      const rendered = await templates
-        .render(notification.type, channel, notification.data, {
-          locale: prefs.locale ?? undefined,
-          timeZone: prefs.timezone,
-        })
-        .catch((error) => {
-          throw new ProviderError('render_failed', describeError(error), { permanent: true });
-        });
-      const recipient = {
-        userId: notification.user_id,
-        email: prefs.email ?? undefined,
-        phone: prefs.phone ?? undefined,
-        pushSubscriptions: channel === 'push' ? found.subscriptions : undefined,
+      const rendered = await templates.render(notification.type, channel, notification.data, {
+        locale: prefs.locale ?? undefined,
+        timeZone: prefs.timezone,
+      });
+      return {
+        message,
+        outbound: {
+          deliveryId: `${notificationId}:${channel}`,
+          notificationId,
+          channel,
+          type: notification.type,
+          recipient: {
+            userId: notification.user_id,
+            email: prefs.email ?? undefined,
+            phone: prefs.phone ?? undefined,
+            pushSubscriptions: channel === 'push' ? found.subscriptions : undefined,
+          },
+          message: rendered,
+        },
       };
-      const result = await senders[channel].send({
-        deliveryId: `${notificationId}:${channel}`,
+    } catch (error) {
+      return failed(
+        message,
+        new ProviderError('render_failed', describeError(error), { permanent: true }),
+        null,
+      );
+    }
+  }
+
+  /**
+   * The messages of a channel whose provider is local, stored with their status in one statement.
+   * When the provider does not take them (its circuit is not closed), each goes through `send`,
+   * which takes the fallback or fails fast; those outcomes are not awaited here.
+   */
+  async function sendLocal(channel: Channel, ready: Ready[]): Promise<Promise<Outcome>[]> {
+    let recorded: Set<string> | undefined;
+    try {
+      recorded = await senders[channel].sendLocal?.(
+        ready.map((r) => r.outbound),
+        clock.now(),
+        (rows, provider) => repo.deliverLocally(provider, rows),
+      );
+    } catch (error) {
+      return ready.map((r) => failed(r.message, error, 'inbox'));
+    }
+    if (!recorded) return ready.map(sendOne);
+    for (const r of ready) {
+      // Not recorded: another copy of its queue message settled the delivery meanwhile.
+      if (!recorded.has(r.outbound.deliveryId)) continue;
+      counter.inc({ channel, status: 'sent' });
+      counter.inc({ channel, status: 'delivered' });
+    }
+    return ready.map(() => Promise.resolve(undefined));
+  }
+
+  async function deliverMany(messages: Delivery<DeliveryMessage>[]): Promise<Pending[]> {
+    const now = clock.now();
+    const claims = await repo.claimMany(
+      messages.map(({ payload: { notificationId, channel } }) => ({
         notificationId,
         channel,
-        type: notification.type,
-        recipient,
-        message: rendered,
-      });
-      provider = result.provider;
-      counter.inc({ channel, status: 'sent' });
-      await repo.recordSent(notificationId, channel, {
-        at: now,
-        provider,
-        providerMessageId: result.providerMessageId,
-        content: rendered.text,
-        sentAt: clock.now(),
-      });
-    } catch (error) {
-      if (error instanceof ProviderUnavailable) {
-        // The breaker is open: nothing was tried, so no attempt is spent.
-        await set({ status: 'queued', reason: 'provider_unavailable' });
-        throw new RetryLater(error.retryAfterMs, error.message);
-      }
-      const reason =
-        error instanceof ProviderError ? `${error.code}: ${error.message}` : describeError(error);
-      await repo.recordAttempt(notificationId, channel, { at: now, error: reason, provider });
-      if (error instanceof ProviderError && error.permanent) {
-        await set({ status: 'failed', reason });
-        throw new PermanentError(reason);
-      }
-      const last = message.attempt >= deps.maxAttempts;
-      await set({ status: last ? 'dead_lettered' : 'queued', reason });
-      throw error;
+        now,
+        // A local provider's statement records the delivery at once: `sending` would be one more write.
+        mark: senders[channel].sendLocal === undefined,
+      })),
+    );
+    const prepared = await Promise.all(messages.map((message, i) => prepare(message, claims[i], now)));
+    const outcomes = prepared.map((p): Promise<Outcome> => Promise.resolve(isReady(p) ? undefined : p));
+    const local = new Map<Channel, number[]>();
+    for (const [index, p] of prepared.entries()) {
+      if (!isReady(p)) continue;
+      const channel = p.message.payload.channel;
+      if (senders[channel].sendLocal) local.set(channel, [...(local.get(channel) ?? []), index]);
+      // Not awaited: the batch answers now, and a slow provider holds back only this message.
+      else outcomes[index] = sendOne(p);
     }
+    await Promise.all(
+      [...local].map(async ([channel, indexes]) => {
+        const sent = await sendLocal(
+          channel,
+          indexes.map((index) => prepared[index] as Ready),
+        );
+        for (const [i, index] of indexes.entries()) outcomes[index] = sent[i];
+      }),
+    );
+    return outcomes.map((outcome) => ({ outcome }));
+  }
+
+  const deliver = createGroup<Delivery<DeliveryMessage>, Pending>({
+    one: async (message) => (await deliverMany([message]))[0],
+    many: deliverMany,
+    key: ({ payload }) => `${payload.notificationId}:${payload.channel}`,
+  });
+
+  return async function handle(message: Delivery<DeliveryMessage>): Promise<void> {
+    const outcome = await (await deliver(message)).outcome;
+    if (outcome) throw outcome;
   };
 }

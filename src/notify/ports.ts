@@ -71,16 +71,51 @@ export class ProviderUnavailable extends Error {
   }
 }
 
+/** A message as the dev inbox keeps it (table `notify_inbox`). */
+export interface StoredMessage {
+  id: string;
+  delivery_id: string;
+  notification_id: string;
+  channel: Channel;
+  type: string;
+  user_id: string;
+  address: string | null;
+  subject: string | null;
+  text: string;
+  html: string | null;
+  provider_message_id: string;
+  created_at: Date;
+}
+
 export interface Provider {
   readonly name: string;
   readonly channel: Channel;
   send(message: OutboundMessage): Promise<SendResult>;
+  /**
+   * Set by a provider that keeps its messages in this service's own database (the dev inbox). The
+   * core then stores `row(message)` itself, in the statement that records the delivery, so the
+   * message and its status commit together: stored exactly once however often its queue message
+   * comes, and one statement for a whole batch instead of a store, a status write and a receipt each.
+   */
+  readonly local?: { row(message: OutboundMessage, at: Date): StoredMessage };
   close?(): Promise<void>;
 }
 
 /** One provider per channel as the core sees it: breaker and fallback already wrapped in. */
 export interface ChannelSender {
   send(message: OutboundMessage): Promise<SendResult>;
+  /**
+   * The batch path of a local provider (see `Provider.local`): when the channel's primary provider
+   * is local and its circuit closed, `commit` gets the messages' rows (and the provider's name) to
+   * store together with their deliveries' status, and answers the delivery ids it stored; the breaker counts the call like a
+   * send. Resolves to undefined when there is no such path right now (not local, circuit open or
+   * half-open): the caller sends each message with `send`, which falls back or fails fast.
+   */
+  sendLocal?(
+    messages: OutboundMessage[],
+    at: Date,
+    commit: (rows: StoredMessage[], provider: string) => Promise<Set<string>>,
+  ): Promise<Set<string> | undefined>;
   /** For /health/ready and /metrics: each breaker's state. */
   states(): { provider: string; channel: Channel; state: 'closed' | 'open' | 'half_open' }[];
   close(): Promise<void>;

@@ -3,7 +3,7 @@ import { createGroup } from '../platform/db/group.ts';
 import type { Db } from '../platform/db/index.ts';
 import { createStatements } from '../platform/db/prepared.ts';
 import type { Channel, ChannelOutcome, NotificationAccepted, Priority } from './api.ts';
-import type { PushSubscription } from './ports.ts';
+import type { PushSubscription, StoredMessage } from './ports.ts';
 
 export type DeliveryStatus = ChannelOutcome | 'sending' | 'sent' | 'delivered' | 'failed' | 'dead_lettered';
 export type Lane = 'realtime' | 'batch';
@@ -72,10 +72,15 @@ export interface AcceptLookupInput {
   withSubscriptions: boolean;
 }
 
-interface ClaimInput {
+export interface ClaimInput {
   notificationId: string;
   channel: Channel;
   now: Date;
+  /**
+   * Set `sending` on an open and due delivery (the default). A delivery whose provider is local
+   * (the dev inbox) is only read: the statement that stores its message records it, at once.
+   */
+  mark?: boolean;
 }
 
 export interface Claimed {
@@ -83,14 +88,13 @@ export interface Claimed {
   notification: Pick<NotificationRow, 'user_id' | 'type' | 'data'>;
   prefs?: PreferencesRow;
   subscriptions: PushSubscription[];
-  /** Set to `sending` by this claim: it was open and due. */
+  /** Set to `sending` by this claim: it was open and due (and the claim was to mark it). */
   claimed: boolean;
 }
 
 interface SentInput {
   notificationId: string;
   channel: Channel;
-  at: Date;
   provider: string;
   providerMessageId: string;
   content: string;
@@ -190,7 +194,7 @@ export function createNotifyRepository(db: Db, options: { prepare?: boolean } = 
 
   async function claimMany(inputs: ClaimInput[]): Promise<(Claimed | undefined)[]> {
     const rows = await run(
-      'notify_claim',
+      'notify_claim_marking',
       sql<
         DeliveryRow & {
           position: string;
@@ -202,11 +206,12 @@ export function createNotifyRepository(db: Db, options: { prepare?: boolean } = 
         }
       >`with k as (
           select * from unnest(${inputs.map((i) => i.notificationId)}::uuid[], ${inputs.map((i) => i.channel)}::text[],
-            ${inputs.map((i) => i.now)}::timestamptz[]) with ordinality as k(notification_id, channel, now, position)),
+            ${inputs.map((i) => i.now)}::timestamptz[], ${inputs.map((i) => i.mark ?? true)}::boolean[])
+            with ordinality as k(notification_id, channel, now, mark, position)),
         claimed as (
           update notification_deliveries d set status = 'sending', updated_at = k.now,
             published_at = coalesce(d.published_at, k.now)
-          from k where d.notification_id = k.notification_id and d.channel = k.channel
+          from k where k.mark and d.notification_id = k.notification_id and d.channel = k.channel
             and d.status in ('queued', 'scheduled', 'sending') and (d.scheduled_for is null or d.scheduled_for <= k.now)
           returning d.notification_id, d.channel)
         select k.position, d.*, n.type, n.data, (claimed.notification_id is not null) as claimed,
@@ -245,23 +250,19 @@ export function createNotifyRepository(db: Db, options: { prepare?: boolean } = 
     key: (input) => `${input.notificationId}:${input.channel}`,
   });
 
+  // A successful try is counted (`attempts`) but not logged as a row: the delivery's own columns
+  // (`sent_at`, `provider`) describe it, and the status view lists it from them (`successfulAttempt`).
+  // The row was an insert and two index entries per delivery, for what the delivery already says.
   async function recordSentMany(inputs: SentInput[]): Promise<void> {
     await run(
-      'notify_record_sent',
-      sql`with s as (
-          select * from unnest(${inputs.map((i) => i.notificationId)}::uuid[], ${inputs.map((i) => i.channel)}::text[],
-            ${inputs.map((i) => i.at)}::timestamptz[], ${inputs.map((i) => i.provider)}::text[],
-            ${inputs.map((i) => i.providerMessageId)}::text[], ${inputs.map((i) => i.content)}::text[],
-            ${inputs.map((i) => i.sentAt)}::timestamptz[])
-            with ordinality as s(notification_id, channel, at, provider, provider_message_id, content, sent_at, position)),
-        d as (
-          update notification_deliveries d set attempts = d.attempts + 1, status = 'sent', reason = null,
-            content = s.content, provider = s.provider, provider_message_id = s.provider_message_id,
-            sent_at = s.sent_at, updated_at = s.sent_at
-          from s where d.notification_id = s.notification_id and d.channel = s.channel
-          returning d.notification_id, d.channel, d.attempts, s.at, s.provider, s.position)
-        insert into notification_attempts (notification_id, channel, attempt, at, error, provider)
-        select notification_id, channel, attempts, at, null, provider from d order by position`,
+      'notify_record_sent_json',
+      sql`update notification_deliveries d set attempts = d.attempts + 1, status = 'sent', reason = null,
+          content = s.content, provider = s.provider, provider_message_id = s."providerMessageId",
+          sent_at = s."sentAt", updated_at = s."sentAt"
+        from json_to_recordset(${JSON.stringify(inputs)}::json)
+          as s("notificationId" uuid, channel text, provider text, "providerMessageId" text, content text,
+            "sentAt" timestamptz)
+        where d.notification_id = s."notificationId" and d.channel = s.channel`,
     );
   }
   const recordSentGroup = createGroup<SentInput, void>({
@@ -272,6 +273,40 @@ export function createNotifyRepository(db: Db, options: { prepare?: boolean } = 
     },
     key: (input) => `${input.notificationId}:${input.channel}`,
   });
+
+  /**
+   * The local provider's send (the dev inbox): each message's row is stored and its delivery
+   * recorded as delivered — the inbox holding it is its delivery — in one statement, for deliveries
+   * still open. A delivery an earlier copy of its queue message settled stores nothing, so a message
+   * is stored once however often it comes; one already in the inbox (stored by `send`, the
+   * fallback's path, before a crash) is not stored again. Answers the delivery ids recorded.
+   */
+  async function deliverLocally(provider: string, rows: StoredMessage[]): Promise<Set<string>> {
+    const recorded = await run(
+      'notify_deliver_locally',
+      sql<{ delivery_id: string }>`with m as (
+          select * from json_to_recordset(${JSON.stringify(rows)}::json)
+            as m(id uuid, delivery_id text, notification_id uuid, channel text, type text, user_id text,
+              address text, subject text, text text, html text, provider_message_id text, created_at timestamptz)),
+        d as (
+          update notification_deliveries d set status = 'delivered', attempts = d.attempts + 1, reason = null,
+            content = m.text, provider = ${provider}, provider_message_id = m.provider_message_id,
+            sent_at = m.created_at, delivered_at = m.created_at, updated_at = m.created_at,
+            published_at = coalesce(d.published_at, m.created_at)
+          from m where d.notification_id = m.notification_id and d.channel = m.channel
+            and d.status in ('queued', 'scheduled', 'sending')
+          returning d.notification_id, d.channel),
+        stored as (
+          insert into notify_inbox (id, delivery_id, notification_id, channel, type, user_id, address, subject,
+            text, html, provider_message_id, created_at)
+          select m.id, m.delivery_id, m.notification_id, m.channel, m.type, m.user_id, m.address, m.subject,
+            m.text, m.html, m.provider_message_id, m.created_at
+          from m join d on d.notification_id = m.notification_id and d.channel = m.channel
+          on conflict (delivery_id) do nothing)
+        select m.delivery_id from m join d on d.notification_id = m.notification_id and d.channel = m.channel`,
+    );
+    return new Set(recorded.map((row) => row.delivery_id));
+  }
 
   async function markDeliveredMany(inputs: ReceiptInput[]): Promise<boolean[]> {
     // Provider message ids are unique ids (UUIDs, provider sids); the receipts webhook names the
@@ -443,6 +478,9 @@ export function createNotifyRepository(db: Db, options: { prepare?: boolean } = 
      */
     claim: (notificationId: string, channel: Channel, now: Date) =>
       claimGroup({ notificationId, channel, now }),
+    /** `claim` for a batch the caller gathered itself (the worker's `deliverMany`), in one statement. */
+    claimMany,
+    deliverLocally,
     async updateDelivery(
       notificationId: string,
       channel: Channel,
@@ -465,14 +503,14 @@ export function createNotifyRepository(db: Db, options: { prepare?: boolean } = 
       markDeliveredGroup({ provider, providerMessageId, at }),
 
     /**
-     * A successful provider try in one statement: counts and logs the attempt and records the
-     * delivery as `sent` (what `recordAttempt` followed by `updateDelivery` did in three).
+     * A successful provider try in one statement: counts the attempt and records the delivery as
+     * `sent` (what `recordAttempt` followed by `updateDelivery` did in three).
      * Concurrent sends of different deliveries share the statement (group commit).
      */
     recordSent: (
       notificationId: string,
       channel: Channel,
-      sent: { at: Date; provider: string; providerMessageId: string; content: string; sentAt: Date },
+      sent: { provider: string; providerMessageId: string; content: string; sentAt: Date },
     ) => recordSentGroup({ notificationId, channel, ...sent }),
 
     /** Counts a provider try on the delivery and logs it; returns the try's number. */

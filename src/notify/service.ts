@@ -8,7 +8,7 @@ import type { ChannelLimits } from './limits.ts';
 import { type DeliveryMessage, topicFor } from './outbox.ts';
 import type { PushSubscription, TemplateRenderer } from './ports.ts';
 import { USER_ID } from './preferences.ts';
-import type { DeliveryRow, NotificationRow, NotifyRepository } from './repository.ts';
+import type { AttemptRow, DeliveryRow, NotificationRow, NotifyRepository } from './repository.ts';
 
 const iso = (date: Date | null) => (date ? date.toISOString() : null);
 const TOPICS = (['realtime', 'batch'] as const).flatMap((lane) => CHANNELS.map((c) => topicFor(lane, c)));
@@ -71,7 +71,7 @@ export function createNotifyService(deps: {
         ...view(n, deliveries),
         sent_at: iso(sent.sort((a, b) => a.getTime() - b.getTime())[0] ?? null),
         delivered_at: iso(delivered.sort((a, b) => a.getTime() - b.getTime())[0] ?? null),
-        attempts: attempts.map((a) => ({
+        attempts: withSuccesses(attempts, deliveries).map((a) => ({
           channel: a.channel,
           attempt: a.attempt,
           at: a.at.toISOString(),
@@ -205,3 +205,28 @@ export function createNotifyService(deps: {
 }
 
 export type NotifyService = ReturnType<typeof createNotifyService>;
+
+/**
+ * The logged tries plus each delivery's successful one, which is not logged as a row (the
+ * delivery's `attempts`, `sent_at` and `provider` describe it; repository.ts `recordSentMany`).
+ * A success logged by an earlier version of the worker is not listed twice. In time order.
+ */
+function withSuccesses(attempts: AttemptRow[], deliveries: DeliveryRow[]): AttemptRow[] {
+  const successes = deliveries
+    .filter(
+      (d) =>
+        d.sent_at !== null &&
+        !attempts.some((a) => a.channel === d.channel && a.attempt === d.attempts && a.error === null),
+    )
+    .map(
+      (d): AttemptRow => ({
+        notification_id: d.notification_id,
+        channel: d.channel,
+        attempt: d.attempts,
+        at: d.sent_at as Date,
+        error: null,
+        provider: d.provider,
+      }),
+    );
+  return [...attempts, ...successes].sort((a, b) => a.at.getTime() - b.at.getTime());
+}

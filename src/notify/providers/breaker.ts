@@ -4,7 +4,6 @@ import type { Metrics } from '../../platform/observability/metrics.ts';
 import type { Channel } from '../api.ts';
 import {
   type ChannelSender,
-  type OutboundMessage,
   type Provider,
   ProviderError,
   ProviderUnavailable,
@@ -60,9 +59,12 @@ function providerMetrics(metrics: Metrics) {
   };
 }
 
+/** What the breaker runs: a provider's send, or a local provider's batch (`sendLocal`). */
+type Call = () => Promise<unknown>;
+
 interface GuardedProvider {
   provider: Provider;
-  breaker: CircuitBreaker<[OutboundMessage], SendResult>;
+  breaker: CircuitBreaker<[Call], unknown>;
   state(): State;
   /** How long until the breaker lets a probe through. */
   retryAfterMs(): number;
@@ -74,7 +76,7 @@ function guard(
   metrics: Metrics,
   onChange: (state: State) => void,
 ) {
-  const breaker = new CircuitBreaker((message: OutboundMessage) => provider.send(message), {
+  const breaker = new CircuitBreaker((call: Call) => call(), {
     name: `${provider.channel}:${provider.name}`,
     timeout: settings.timeoutMs,
     errorThresholdPercentage: settings.errorThresholdPercentage,
@@ -141,6 +143,8 @@ export function createChannelSender(options: {
     .filter((provider): provider is Provider => provider !== undefined)
     .map((provider) => guard(provider, options.breaker, options.metrics, onChange(provider)));
   const { calls, duration } = providerMetrics(options.metrics);
+  const [primary] = chain;
+  const local = primary.provider.local;
 
   return {
     async send(message) {
@@ -148,7 +152,7 @@ export function createChannelSender(options: {
         const labels = { provider: guarded.provider.name, channel: options.channel };
         const started = performance.now();
         try {
-          const result = await guarded.breaker.fire(message);
+          const result = (await guarded.breaker.fire(() => guarded.provider.send(message))) as SendResult;
           calls.inc({ ...labels, outcome: 'sent' });
           duration.observe(labels, (performance.now() - started) / 1000);
           return result;
@@ -167,6 +171,28 @@ export function createChannelSender(options: {
       const wait = Math.min(...chain.map((guarded) => guarded.retryAfterMs()));
       throw new ProviderUnavailable(chain.map((g) => g.provider.name).join('+'), wait);
     },
+    sendLocal:
+      local &&
+      (async (messages, at, commit) => {
+        if (primary.state() !== 'closed') return undefined;
+        const labels = { provider: primary.provider.name, channel: options.channel };
+        const rows = messages.map((message) => local.row(message, at));
+        const started = performance.now();
+        try {
+          const stored = (await primary.breaker.fire(() =>
+            commit(rows, primary.provider.name),
+          )) as Set<string>;
+          calls.inc({ ...labels, outcome: 'sent' }, messages.length);
+          duration.observe(labels, (performance.now() - started) / 1000);
+          return stored;
+        } catch (caught) {
+          // Opened since the check: nothing was written, and `send` takes the fallback or fails fast.
+          if (isOpenRejection(caught)) return undefined;
+          calls.inc({ ...labels, outcome: 'failed' }, messages.length);
+          duration.observe(labels, (performance.now() - started) / 1000);
+          throw asProviderError(caught, primary.provider);
+        }
+      }),
     states: () =>
       chain.map((guarded) => ({
         provider: guarded.provider.name,

@@ -1,27 +1,14 @@
-import { randomUUID } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
 import type { Clock } from '../../platform/clock.ts';
 import { createGroup } from '../../platform/db/group.ts';
 import { createStatements } from '../../platform/db/prepared.ts';
+import { uuidv7 } from '../../platform/ids.ts';
 import type { JobDefinition } from '../../platform/jobs/index.ts';
 import type { Channel } from '../api.ts';
-import type { OutboundMessage, Provider, SendResult } from '../ports.ts';
+import type { OutboundMessage, Provider, SendResult, StoredMessage } from '../ports.ts';
 import type { AnyDb } from '../templates/repository.ts';
 
-export interface InboxRow {
-  id: string;
-  delivery_id: string;
-  notification_id: string;
-  channel: Channel;
-  type: string;
-  user_id: string;
-  address: string | null;
-  subject: string | null;
-  text: string;
-  html: string | null;
-  provider_message_id: string;
-  created_at: Date;
-}
+export type InboxRow = StoredMessage;
 
 interface Tables {
   notify_inbox: InboxRow;
@@ -119,9 +106,30 @@ function addressOf(message: OutboundMessage): string | null {
   return recipient.pushSubscriptions?.map((s) => s.endpoint).join(' ') || null;
 }
 
+/** The inbox row of a message: ids from the pooled UUIDv7 source (no crypto call per message). */
+function inboxRow(channel: Channel, message: OutboundMessage, at: Date): InboxRow {
+  return {
+    id: uuidv7(),
+    delivery_id: message.deliveryId,
+    notification_id: message.notificationId,
+    channel,
+    type: message.type,
+    user_id: message.recipient.userId,
+    address: addressOf(message),
+    subject: message.message.subject ?? null,
+    text: message.message.text,
+    html: message.message.html ?? null,
+    provider_message_id: `inbox-${uuidv7()}`,
+    created_at: at,
+  };
+}
+
 /**
  * The embedded provider of every channel: it "sends" by storing the rendered message, which the
- * dev inbox page shows like a mail catcher. `onStored` lets the caller emit a delivery receipt.
+ * dev inbox page shows like a mail catcher. It is `local`: the delivery core stores its rows
+ * itself, in the statement that records the delivery as delivered (the inbox holding a message
+ * is its delivery). `send`, the path of a fallback or of a half-open circuit's probe, stores on
+ * its own; `onStored` lets the caller emit a delivery receipt then.
  */
 export function createInboxProvider(
   channel: Channel,
@@ -131,21 +139,9 @@ export function createInboxProvider(
   return {
     name: 'inbox',
     channel,
+    local: { row: (message, at) => inboxRow(channel, message, at) },
     async send(message) {
-      const row = await repository.store({
-        id: randomUUID(),
-        delivery_id: message.deliveryId,
-        notification_id: message.notificationId,
-        channel,
-        type: message.type,
-        user_id: message.recipient.userId,
-        address: addressOf(message),
-        subject: message.message.subject ?? null,
-        text: message.message.text,
-        html: message.message.html ?? null,
-        provider_message_id: `inbox-${randomUUID()}`,
-        created_at: deps.clock.now(),
-      });
+      const row = await repository.store(inboxRow(channel, message, deps.clock.now()));
       const result = { providerMessageId: row.provider_message_id, provider: 'inbox' };
       deps.onStored?.(result);
       return result;
