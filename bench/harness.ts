@@ -250,6 +250,22 @@ export function processCpuMs(pid: number): number {
   }
 }
 
+/**
+ * The whole machine's CPU time (all cores, ms) and how much of it was idle, from /proc/stat: with
+ * two samples, busy / (busy + idle) says whether a run was bound by CPU or by waiting. Linux.
+ */
+export function machineCpuMs(): { busy: number; idle: number } {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    // user nice system idle iowait irq softirq steal
+    const idle = fields[3] + fields[4];
+    const busy = fields.slice(0, 8).reduce((a, b) => a + b, 0) - idle;
+    return { busy: busy * 10, idle: idle * 10 };
+  } catch {
+    return { busy: 0, idle: 0 };
+  }
+}
+
 /** Processes by command name (e.g. the shared NATS and Redis servers), from /proc. Linux. */
 export function pidsOf(command: string): number[] {
   const pids: number[] = [];

@@ -4,12 +4,12 @@ import { cpus } from 'node:os';
 import { AckPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { connect } from '@nats-io/transport-node';
-import autocannon from 'autocannon';
 import pg from 'pg';
 import {
   BENCH_SERVICES,
   createBenchDatabase,
   dropNatsNamespace,
+  machineCpuMs,
   numberFlag,
   pidsOf,
   processCpuMs,
@@ -17,9 +17,10 @@ import {
   stopProcess,
 } from './harness.ts';
 import { createUsers, NOTIFY_BENCH_ENV, notificationBody, USERS, userId } from './notify-common.ts';
+import { postAll } from './post-all.ts';
 
 /**
- * `npm run bench -- notify-deliver [--messages=5000] [--concurrency=64] [--deliver-after-accept]`
+ * `npm run bench -- notify-deliver [--messages=5000] [--warmup=2000] [--concurrency=64] [--deliver-after-accept]`
  *
  * End-to-end delivery with two worker processes against a bare JetStream publish-and-consume of
  * the same number of messages, in the same run:
@@ -27,23 +28,25 @@ import { createUsers, NOTIFY_BENCH_ENV, notificationBody, USERS, userId } from '
  * - baseline: a fresh work-queue stream in its own namespace; `concurrency` publishers send the
  *   N messages (the queue's envelope `{key, payload: {notificationId, channel}}`, each with a
  *   `msgID`) while one pull consumer takes and acks them; rate = N / (first publish → last ack).
+ *   A first, untimed run of `warmup` messages warms this process's code up.
  * - system: 1 API process (ROLE=api), 2 workers (ROLE=worker) and a scheduler on a fresh
  *   PostgreSQL database with the local Redis and NATS. Once the two workers share the e-mail
  *   topic's partitions (a worker that starts second gets its share a lease tick later, which used
- *   to fall inside the timed window), `concurrency` clients POST the N
- *   notifications (`booking_reminder` e-mails to 1,000 users) as fast as they are answered; the
- *   clock runs from the first accept until every delivery is `sent` (or already `delivered`)
- *   in PostgreSQL, i.e. accepted → rendered → stored in the dev inbox → status recorded.
- *   The clients are autocannon's (`amount: N`, `concurrency` keep-alive connections, one request
- *   at a time on each), in this process: a request's body is built when it is sent
- *   (`setupRequest`: a random user and a fresh client `id`, so no request is a replay) and each
- *   answer is counted by status code and first channel status (`onResponse`); the run stops
- *   unless all N answered `202 queued` without a socket error or timeout. node:http cost this
- *   driver ~0.2 ms of CPU per request on the two cores the system under test runs on, autocannon
- *   ~0.03 ms (bench/README.md).
+ *   to fall inside the timed window) and `warmup` notifications went through untimed (so V8 has
+ *   compiled the processes' code and the pools are full, as in a service that has been running),
+ *   `concurrency` clients POST the N notifications (`booking_reminder` e-mails to 1,000 users) as
+ *   fast as they are answered; the clock runs from the first accept until every delivery is
+ *   `sent` (or already `delivered`) in PostgreSQL, i.e. accepted → rendered → stored in the dev
+ *   inbox → status recorded. The clients (bench/post-all.ts: `concurrency` keep-alive
+ *   connections, one request at a time on each) are in this process: a request's body is built
+ *   when it is sent (a random user and a fresh client `id`, so no request is a replay) and every
+ *   answer must be `202` with the channel `queued`, or the run stops. The driver shares the two
+ *   cores with the system it measures, so it does as little as a client can: node:http cost ~0.2
+ *   ms of CPU per request, autocannon ~0.03 ms on a fast machine and ~0.2 ms on a slow one
+ *   (bench/README.md).
  *
- * Then PostgreSQL must hold N notifications with N distinct client ids, and the dev inbox exactly
- * N messages, one per notification. With
+ * Then PostgreSQL must hold a notification per request (warm-up included) with distinct client
+ * ids, and the dev inbox exactly one message per notification. With
  * BENCH_PROFILE_DIR set, the API and each worker write a CPU profile (`--cpu-prof`) there.
  * BENCH_KEEP_DB=1 keeps the database afterwards (its URL is printed), to look at plans and rows.
  */
@@ -138,7 +141,47 @@ async function bareJetStream(messages: number, concurrency: number) {
   }
 }
 
-async function system(messages: number, concurrency: number, deliverAfterAccept: boolean) {
+/**
+ * POSTs `count` notifications over `concurrency` connections; every answer must be `202` with the
+ * channel `queued`. Answers counted by status code and first channel status.
+ */
+async function accept(api: string, count: number, concurrency: number): Promise<Map<string, number>> {
+  const statuses = new Map<string, number>();
+  await postAll({
+    url: `${api}/api/notifications`,
+    connections: concurrency,
+    amount: count,
+    body: () => notificationBody(),
+    check(code, text) {
+      const body = JSON.parse(text) as { status?: string; channels?: { status: string }[] };
+      const status = `${code} ${body.channels?.[0]?.status ?? body.status}`;
+      statuses.set(status, (statuses.get(status) ?? 0) + 1);
+      return status === '202 queued';
+    },
+  });
+  return statuses;
+}
+
+/** Polls until `count` deliveries are `sent` or `delivered` (at most 5 minutes). */
+async function deliveredAll(db: pg.Client, count: number): Promise<void> {
+  const deadline = Date.now() + 300_000;
+  while (true) {
+    const { rows } = await db.query(
+      `select count(*)::int as n from notification_deliveries where status in ('sent', 'delivered')`,
+    );
+    if (rows[0].n >= count) return;
+    if (Date.now() > deadline) {
+      const { rows: stuck } = await db.query(
+        `select status, published_at is not null as published, attempts, count(*)::int as n
+         from notification_deliveries where status not in ('sent', 'delivered') group by 1, 2, 3`,
+      );
+      throw new Error(`only ${rows[0].n} of ${count} sent after 5 min; the others: ${JSON.stringify(stuck)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function system(messages: number, concurrency: number, deliverAfterAccept: boolean, warmup: number) {
   const database = await createBenchDatabase(BENCH_SERVICES.postgres);
   const namespace = `notifydeliver_${Date.now()}`;
   const env = (role: string) => ({
@@ -164,7 +207,10 @@ async function system(messages: number, concurrency: number, deliverAfterAccept:
     await createUsers(api);
     const settled = await partitionsSettled(namespace);
     await db.connect();
-    const statuses = new Map<string, number>();
+    // Warm-up, untimed: the processes' code is compiled by V8 and the connection pools are full,
+    // as in a service that has been running (the other scenarios warm up the same way).
+    await accept(api, warmup, concurrency);
+    await deliveredAll(db, warmup);
     // CPU per notification by process (Linux): the figure that says where the time goes, even on
     // a machine shared with other runs.
     const roles = ['api', 'worker 1', 'worker 2', 'scheduler'];
@@ -180,6 +226,7 @@ async function system(messages: number, concurrency: number, deliverAfterAccept:
     const servers = [...pidsOf('nats-server'), ...pidsOf('redis-server')];
     const serversBefore = servers.map(processCpuMs);
     const driverBefore = process.cpuUsage();
+    const machineBefore = machineCpuMs();
     const cpuBefore = [
       ...processes.map((child) => processCpuMs(child.pid as number)),
       ...backends.map(processCpuMs),
@@ -190,58 +237,14 @@ async function system(messages: number, concurrency: number, deliverAfterAccept:
     const workers = processes.filter((_, i) => roles[i].startsWith('worker'));
     if (deliverAfterAccept) for (const worker of workers) worker.kill('SIGSTOP');
     const started = performance.now();
-    // autocannon notices that its `amount` is done only at its next 1 s sample, so the last answer
-    // is taken from onResponse: the clock would otherwise stop up to a second late.
-    let answered = 0;
-    let lastAnswer!: () => void;
-    const allAnswered = new Promise<void>((resolve) => {
-      lastAnswer = resolve;
-    });
-    const accepting = Promise.resolve(
-      autocannon({
-        url: `${api}/api/notifications`,
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        connections: concurrency,
-        amount: messages,
-        requests: [
-          {
-            setupRequest: (request) => ({ ...request, body: notificationBody() }),
-            onResponse: (code, text) => {
-              const body = JSON.parse(text) as { status?: string; channels?: { status: string }[] };
-              const status = `${code} ${body.channels?.[0]?.status ?? body.status}`;
-              statuses.set(status, (statuses.get(status) ?? 0) + 1);
-              if (++answered === messages) lastAnswer();
-            },
-          },
-        ],
-      }),
-    ).finally(lastAnswer);
-    await allAnswered;
+    const statuses = await accept(api, messages, concurrency);
     const acceptedAt = performance.now();
-    const queued = () => statuses.get('202 queued') ?? 0;
-    if (queued() !== messages) throw new Error(`not all accepted: ${JSON.stringify([...statuses])}`);
     const cpuAccepted = [
       ...processes.map((child) => processCpuMs(child.pid as number)),
       ...backends.map(processCpuMs),
     ];
     if (deliverAfterAccept) for (const worker of workers) worker.kill('SIGCONT');
-    let done = 0;
-    const deadline = Date.now() + 300_000;
-    while (done < messages) {
-      if (Date.now() > deadline) {
-        const { rows } = await db.query(
-          `select status, published_at is not null as published, attempts, count(*)::int as n
-           from notification_deliveries where status not in ('sent', 'delivered') group by 1, 2, 3`,
-        );
-        throw new Error(`only ${done} of ${messages} sent after 5 min; the others: ${JSON.stringify(rows)}`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      const { rows } = await db.query(
-        `select count(*)::int as n from notification_deliveries where status in ('sent', 'delivered')`,
-      );
-      done = rows[0].n;
-    }
+    await deliveredAll(db, warmup + messages);
     const seconds = (performance.now() - started) / 1000;
     const cpuAfter = [
       ...processes.map((child) => processCpuMs(child.pid as number)),
@@ -254,16 +257,16 @@ async function system(messages: number, concurrency: number, deliverAfterAccept:
       .map((pid, i) => processCpuMs(pid) - serversBefore[i])
       .reduce((a, b) => a + b, 0);
     const driver = process.cpuUsage(driverBefore);
+    const machine = machineCpuMs();
+    const busyShare =
+      (machine.busy - machineBefore.busy) /
+      (machine.busy - machineBefore.busy + machine.idle - machineBefore.idle || 1);
     // Backends connected during the run count whole (one that came and went is missed).
     const joined = (await backendPids(db, databaseName)).filter((pid) => !backends.includes(pid));
     spent.push(...joined.map(processCpuMs));
     delivering.push(...joined.map(processCpuMs));
-    // (autocannon returns at its next sample, after the figures are taken.)
-    const answers = await accepting;
-    if (answers.errors + answers.timeouts > 0 || queued() !== messages)
-      throw new Error(
-        `socket errors or timeouts: ${answers.errors + answers.timeouts}, answers: ${JSON.stringify([...statuses])}`,
-      );
+    const queued = statuses.get('202 queued') ?? 0;
+    if (queued !== messages) throw new Error(`answers: ${JSON.stringify([...statuses])}`);
     const perMessage = (ms: number[]) => ({
       ...Object.fromEntries(roles.map((role, i) => [role, ms[i] / messages])),
       [`postgres (${backends.length + joined.length} backends)`]:
@@ -291,6 +294,7 @@ async function system(messages: number, concurrency: number, deliverAfterAccept:
       cpuPerMessageMs,
       deliveryCpuPerMessageMs: deliverAfterAccept ? perMessage(delivering) : undefined,
       transactionsPerMessage: transactions / messages,
+      busyShare,
       inbox: inbox[0] as { messages: number; notifications: number },
       stored: stored[0] as { notifications: number; client_ids: number },
       byStatus: byStatus as { status: string; n: number }[],
@@ -306,18 +310,21 @@ async function system(messages: number, concurrency: number, deliverAfterAccept:
 
 async function main() {
   const messages = numberFlag('messages', 5000);
+  const warmup = numberFlag('warmup', 2000);
   const concurrency = numberFlag('concurrency', 64);
   const deliverAfterAccept = process.argv.includes('--deliver-after-accept');
   console.log(
     `notify-deliver: ${messages} messages, ${concurrency} concurrent senders, ${cpus().length} cores; ` +
       `baseline: bare JetStream publish → consume → ack`,
   );
+  // The baseline warms up too (its own run of `warmup` messages, untimed).
+  if (warmup > 0) await bareJetStream(warmup, concurrency);
   const baseline = await bareJetStream(messages, concurrency);
   console.log(
     `baseline: ${messages} in ${baseline.seconds.toFixed(2)} s = ${baseline.perSecond.toFixed(0)} msg/s`,
   );
   console.log('system: 1 API + 2 workers + 1 scheduler on PostgreSQL + Redis + NATS…');
-  const result = await system(messages, concurrency, deliverAfterAccept);
+  const result = await system(messages, concurrency, deliverAfterAccept, warmup);
   console.log(`(waited ${result.settledMs.toFixed(0)} ms for the workers to share the partitions)`);
   console.log(
     `system: ${messages} accepted in ${result.acceptSeconds.toFixed(2)} s, all sent after ${result.seconds.toFixed(2)} s ` +
@@ -326,7 +333,8 @@ async function main() {
   console.log(
     `CPU ms per notification: ${Object.entries(result.cpuPerMessageMs)
       .map(([role, ms]) => `${role} ${ms.toFixed(3)}`)
-      .join(', ')}; PostgreSQL transactions per notification ${result.transactionsPerMessage.toFixed(2)}`,
+      .join(', ')}; PostgreSQL transactions per notification ${result.transactionsPerMessage.toFixed(2)}; ` +
+      `the machine's cores were busy ${(100 * result.busyShare).toFixed(0)} % of the timed window`,
   );
   if (result.deliveryCpuPerMessageMs)
     console.log(
@@ -339,12 +347,14 @@ async function main() {
   console.log(
     `ratio = system/baseline = ${ratio.toFixed(3)} (${ratio >= TARGET ? 'meets' : 'BELOW'} the target of ${TARGET})`,
   );
-  const storedOk = result.stored.notifications === messages && result.stored.client_ids === messages;
+  // Every notification of the run, the warm-up's included, is checked.
+  const total = warmup + messages;
+  const storedOk = result.stored.notifications === total && result.stored.client_ids === total;
   console.log(
     `stored: ${result.stored.notifications} notifications with ${result.stored.client_ids} client ids ` +
       `(${storedOk ? 'one per request' : 'MISMATCH'})`,
   );
-  const inboxOk = result.inbox.messages === messages && result.inbox.notifications === messages;
+  const inboxOk = result.inbox.messages === total && result.inbox.notifications === total;
   console.log(
     `dev inbox: ${result.inbox.messages} messages for ${result.inbox.notifications} notifications ` +
       `(${inboxOk ? 'exactly one each' : 'MISMATCH'})`,
