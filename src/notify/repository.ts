@@ -84,7 +84,8 @@ export interface ClaimInput {
 }
 
 export interface Claimed {
-  delivery: DeliveryRow;
+  /** What the worker decides on (the claim reads no more: each column is parsed per message). */
+  delivery: Pick<DeliveryRow, 'notification_id' | 'channel' | 'user_id' | 'status' | 'scheduled_for'>;
   notification: Pick<NotificationRow, 'user_id' | 'type' | 'data'>;
   prefs?: PreferencesRow;
   subscriptions: PushSubscription[];
@@ -196,7 +197,7 @@ export function createNotifyRepository(db: Db, options: { prepare?: boolean } = 
     const rows = await run(
       'notify_claim_marking',
       sql<
-        DeliveryRow & {
+        Claimed['delivery'] & {
           position: string;
           type: string;
           data: Record<string, unknown>;
@@ -214,7 +215,8 @@ export function createNotifyRepository(db: Db, options: { prepare?: boolean } = 
           from k where k.mark and d.notification_id = k.notification_id and d.channel = k.channel
             and d.status in ('queued', 'scheduled', 'sending') and (d.scheduled_for is null or d.scheduled_for <= k.now)
           returning d.notification_id, d.channel)
-        select k.position, d.*, n.type, n.data, (claimed.notification_id is not null) as claimed,
+        select k.position, d.notification_id, d.channel, d.user_id, d.status, d.scheduled_for, n.type, n.data,
+          (claimed.notification_id is not null) as claimed,
           (select to_jsonb(p) from (
             select user_id, push_enabled, sms_enabled, email_enabled, quiet_hours_start::text as quiet_hours_start,
               quiet_hours_end::text as quiet_hours_end, timezone, email, phone, locale
