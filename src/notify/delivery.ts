@@ -226,6 +226,11 @@ export function createDeliveryHandler(deps: {
     one: async (message) => (await deliverMany([message]))[0],
     many: deliverMany,
     key: ({ payload }) => `${payload.notificationId}:${payload.channel}`,
+    // One batch at a time: the next one gathers while it runs, so batches are twice as large and
+    // PostgreSQL commits half as often (~10 % less CPU per notification in the worker and the
+    // database, notify-deliver 2026-11-26). Throughput is bounded by the consumer's concurrency
+    // (messages in handlers at once) either way, not by this.
+    maxInFlight: 1,
   });
 
   return async function handle(message: Delivery<DeliveryMessage>): Promise<void> {
