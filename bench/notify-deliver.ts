@@ -114,6 +114,9 @@ async function bareJetStream(messages: number, concurrency: number) {
   try {
     const consumer = await js.consumers.get(stream, 'bench');
     let acked = 0;
+    const nats = pidsOf('nats-server');
+    const natsBefore = nats.map(processCpuMs);
+    const clientBefore = process.cpuUsage();
     const started = performance.now();
     const consumed = (async () => {
       const iterator = await consumer.consume({ max_messages: 256 });
@@ -134,7 +137,13 @@ async function bareJetStream(messages: number, concurrency: number) {
     });
     await consumed;
     const seconds = (performance.now() - started) / 1000;
-    return { seconds, perSecond: messages / seconds };
+    const client = process.cpuUsage(clientBefore);
+    // What one message costs the machine in the baseline: the NATS server and this client.
+    const cpuPerMessageMs = {
+      nats: nats.reduce((sum, pid, i) => sum + processCpuMs(pid) - natsBefore[i], 0) / messages,
+      client: (client.user + client.system) / 1000 / messages,
+    };
+    return { seconds, perSecond: messages / seconds, cpuPerMessageMs };
   } finally {
     await jsm.streams.delete(stream).catch(() => {});
     await nc.close();
@@ -332,7 +341,8 @@ async function main() {
   if (warmup > 0) await bareJetStream(warmup, concurrency);
   const baseline = await bareJetStream(messages, concurrency);
   console.log(
-    `baseline: ${messages} in ${baseline.seconds.toFixed(2)} s = ${baseline.perSecond.toFixed(0)} msg/s`,
+    `baseline: ${messages} in ${baseline.seconds.toFixed(2)} s = ${baseline.perSecond.toFixed(0)} msg/s; ` +
+      `CPU ms per message: nats ${baseline.cpuPerMessageMs.nats.toFixed(3)}, client ${baseline.cpuPerMessageMs.client.toFixed(3)}`,
   );
   console.log('system: 1 API + 2 workers + 1 scheduler on PostgreSQL + Redis + NATS…');
   const result = await system(messages, concurrency, deliverAfterAccept, warmup);
