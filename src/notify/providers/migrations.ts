@@ -28,4 +28,13 @@ export const providerMigrations: Migrations = {
       await sql`create index notify_inbox_recent on notify_inbox (created_at desc)`.execute(db);
     },
   },
+  '201_notify_inbox_provider_id_not_indexed': {
+    async up(db: Kysely<unknown>) {
+      // Nothing looks a message up by its provider id (receipts match the delivery's), and the ids
+      // are UUIDv7s made here: the unique index was one more index entry per message stored.
+      await sql`alter table notify_inbox drop constraint if exists notify_inbox_provider_message_id_key`.execute(
+        db,
+      );
+    },
+  },
 };
