@@ -12,6 +12,7 @@ import {
   textToHtml,
 } from './engine.ts';
 import { templateError } from './errors.ts';
+import { type Compiled, compile } from './fast-render.ts';
 import { candidateIds } from './ids.ts';
 import { type AnyDb, type TemplateRow, templateRepository } from './repository.ts';
 
@@ -23,6 +24,8 @@ interface Parsed {
   variables: string[];
   /** No async filter in any part: rendered with `renderSync`. */
   sync: boolean;
+  /** Each part compiled for the fast path (fast-render.ts), where it has only text and simple outputs. */
+  fast: Map<Template[], Compiled | undefined>;
 }
 
 export interface TemplateStore extends TemplateRenderer {
@@ -76,7 +79,15 @@ export function createTemplateRenderer(db: AnyDb, options: TemplateRendererOptio
     let entry = parsed.get(version);
     if (!entry) {
       const { subject, body, html_body } = hit.row;
-      entry = { row: hit.row, ...parseTemplate(hit.row), sync: rendersSync([subject, body, html_body]) };
+      const parts = parseTemplate(hit.row);
+      const sync = rendersSync([subject, body, html_body]);
+      const fast = new Map<Template[], Compiled | undefined>();
+      if (sync) {
+        fast.set(parts.subject, compile(textEngine, parts.subject));
+        fast.set(parts.body, compile(textEngine, parts.body));
+        if (parts.html) fast.set(parts.html, compile(htmlEngine, parts.html));
+      }
+      entry = { row: hit.row, ...parts, sync, fast };
       parsed.set(version, entry);
     }
     return entry;
@@ -91,10 +102,13 @@ export function createTemplateRenderer(db: AnyDb, options: TemplateRendererOptio
     const template = await find(type, channel, renderOptions.locale);
     if (!template) throw templateError('template_not_found', `No ${channel} template for type "${type}"`);
     const opts = { ...RENDER_LIMITS, globals: { timeZone: knownTimeZone(renderOptions.timeZone) } };
-    const part = async (engine: Liquid, templates: Template[]) =>
-      String(
+    const part = async (engine: Liquid, templates: Template[]) => {
+      const fast = template.fast.get(templates);
+      if (fast) return fast(data, opts);
+      return String(
         template.sync ? engine.renderSync(templates, data, opts) : await engine.render(templates, data, opts),
       );
+    };
     try {
       const text = await part(textEngine, template.body);
       if (channel === 'sms') return { text };
