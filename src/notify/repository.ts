@@ -205,6 +205,10 @@ export function createNotifyRepository(db: Db, options: { prepare?: boolean } = 
     many: insertNotifications,
     // Two requests with one client id never share a statement: the second must see the first.
     key: ({ n }) => (n.client_id === null ? n.id : `${n.user_id}\n${n.client_id}`),
+    // One insert at a time: the accepts arriving meanwhile wait for it and share the next one, so
+    // statements and commits per accept fall with the load (notify-cpu at 1 500/s: ~23 -> ~36 rows
+    // per statement, PostgreSQL's CPU per accept -8 to -12 %, the API's unchanged).
+    maxInFlight: 1,
   });
 
   async function claimMany(inputs: ClaimInput[]): Promise<(Claimed | undefined)[]> {
