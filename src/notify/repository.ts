@@ -64,7 +64,11 @@ export interface AttemptRow {
 }
 
 export type NewDelivery = Pick<DeliveryRow, 'channel' | 'status' | 'reason' | 'scheduled_for'>;
-export type NewNotification = Omit<NotificationRow, 'accepted'> & { accepted: NotificationAccepted };
+export type NewNotification = Omit<NotificationRow, 'accepted' | 'request_hash'> & {
+  accepted: NotificationAccepted;
+  /** Called while the statement is built, for each of its rows in turn (accept.ts, `requestHash`). */
+  request_hash: () => string;
+};
 
 export interface AcceptLookupInput {
   userId: string;
@@ -164,7 +168,7 @@ export function createNotifyRepository(db: Db, options: { prepare?: boolean } = 
       n.id,
       n.user_id,
       n.client_id,
-      n.request_hash,
+      n.request_hash(),
       n.type,
       n.priority,
       n.lane,
