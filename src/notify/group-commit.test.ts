@@ -74,6 +74,25 @@ describe('group commit of accepts', () => {
     assert.equal(rows[0].n, 9);
   });
 
+  test('a request whose data cannot be written fails alone and spends nothing; the others are stored', async () => {
+    const userId = await userWithEmail();
+    const api = t.app.platform.modules.get('notify')?.api as import('./api.ts').NotifyApi;
+    // The in-process API takes any object: a BigInt has no JSON, so the request hash cannot be made.
+    const bad = order(userId, { amount: 10n });
+    const good = Array.from({ length: 9 }, () => order(userId));
+    const [badResult, ...goodResults] = await Promise.allSettled(
+      [bad, ...good].map((body) => api.send(body as import('./api.ts').NotificationRequest)),
+    );
+    assert.equal(badResult.status, 'rejected');
+    for (const result of goodResults) assert.equal(result.status, 'fulfilled');
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from notifications
+      where user_id = ${userId}`.execute(t.adapters.database.db);
+    assert.equal(rows[0].n, 9);
+    const limits = await t.app.inject({ method: 'GET', url: `/api/users/${userId}/notification-limits` });
+    const email = limits.json().limits.find((l: { channel: string }) => l.channel === 'email');
+    assert.equal(email.remaining, email.limit - 9, 'the refused request gave its send back');
+  });
+
   test('the same client id sent twice at once is stored once; both answer with it', async () => {
     const userId = await userWithEmail();
     const body = order(userId);

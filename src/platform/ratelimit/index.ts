@@ -41,10 +41,13 @@ export function createMemoryRateLimiter(): RateLimiter {
 
 /**
  * Spends for each key what rate-limiter-flexible's consume followed by its reward on a refusal
- * did, on the same counters (created at 0 with the window's TTL, `incrby`, `pttl`), in one
- * script for many keys, in order: a refusal is taken back at once, so it spends nothing.
- * ARGV holds points, limit and duration (seconds, 0: no expiry) per key; each key answers
- * {allowed, consumed, pttl}.
+ * did, on the same counters (an integer with the window's TTL), in one script for many keys, in
+ * order: a refusal is taken back at once, so it spends nothing. ARGV holds points, limit and
+ * duration (seconds, 0: no expiry) per key; each key answers {allowed, consumed, pttl}.
+ * A new counter gets its TTL from the `pttl` = -1 branch (`incrby` creates it without one) rather
+ * than from a `set … EX … NX` before every `incrby`: each `redis.call` costs ~2 µs of Lua
+ * overhead in Redis, and the `set` was run for every key, new or not (16-key calls: 137-178 ->
+ * 102-124 µs of Redis time each).
  */
 const CONSUME_MANY = `local result = {}
 for i = 1, #KEYS do
@@ -52,7 +55,6 @@ for i = 1, #KEYS do
   local points = tonumber(ARGV[i * 3 - 2])
   local limit = tonumber(ARGV[i * 3 - 1])
   local duration = tonumber(ARGV[i * 3])
-  if duration > 0 then redis.call('set', key, 0, 'EX', duration, 'NX') else redis.call('set', key, 0, 'NX') end
   local consumed = redis.call('incrby', key, points)
   local allowed = 1
   if consumed > limit then
