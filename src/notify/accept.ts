@@ -75,7 +75,11 @@ export function createAccept(deps: {
     const withSubscriptions = request.channels.includes('push');
     const cached = contacts.get(request.user_id, withSubscriptions);
     if (cached) {
-      const known: Known = { prefs: cached.prefs, subscriptions: cached.subscriptions ?? [] };
+      const known: Known = {
+        prefs: cached.prefs,
+        subscriptions: cached.subscriptions ?? [],
+        version: cached.version,
+      };
       return { checked: false, found: Promise.resolve(known) };
     }
     const readAt = contacts.generation();
@@ -85,9 +89,10 @@ export function createAccept(deps: {
         const prefs = toPreferences(row);
         contacts.remember(request.user_id, readAt, {
           prefs,
+          version: row?.version,
           subscriptions: withSubscriptions ? subscriptions : undefined,
         });
-        return { earlier, prefs, subscriptions };
+        return { earlier, prefs, subscriptions, version: row?.version };
       });
     found.catch(() => {}); // awaited later, or not at all when the request is refused
     return { checked: true, found };
@@ -227,10 +232,17 @@ export function createAccept(deps: {
       await repo.releaseClientId(earlier.id);
       return acceptOnce(raw, options, true);
     }
+    const { prefs, version } = await found;
     await outbox.publishNow(
       outcomes
         .filter((o) => o.status === 'queued')
-        .map((o) => ({ notificationId: id, channel: o.channel, userId: request.user_id, lane })),
+        .map((o) => ({
+          notificationId: id,
+          channel: o.channel,
+          userId: request.user_id,
+          lane,
+          accepted: { type: request.type, data: request.data, prefs, version, size: canonicalJson().length },
+        })),
     );
     return accepted;
   }

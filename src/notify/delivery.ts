@@ -4,7 +4,7 @@ import type { Clock } from '../platform/clock.ts';
 import { createGroup } from '../platform/db/group.ts';
 import { type Delivery, describeError, PermanentError, RetryLater } from '../platform/queue/index.ts';
 import type { Channel } from './api.ts';
-import type { DeliveryMessage } from './outbox.ts';
+import type { AcceptedSnapshot, DeliveryMessage } from './outbox.ts';
 import {
   type ChannelSender,
   type OutboundMessage,
@@ -164,32 +164,129 @@ export function createDeliveryHandler(deps: {
   }
 
   /**
-   * The messages of a channel whose provider is local, stored with their status in one statement.
-   * When the provider does not take them (its circuit is not closed), each goes through `send`,
+   * The messages of a channel whose provider is local, stored with their status in one statement
+   * (`versions`: only while the preferences they were rendered with are unchanged). The delivery
+   * ids recorded, or undefined when the provider does not take them now (circuit not closed).
+   */
+  async function storeLocally(
+    channel: Channel,
+    ready: Ready[],
+    versions?: (number | null)[],
+  ): Promise<Set<string> | undefined> {
+    const recorded = await senders[channel].sendLocal?.(
+      ready.map((r) => r.outbound),
+      clock.now(),
+      (rows, provider) => repo.deliverLocally(provider, rows, versions),
+    );
+    for (const r of ready) {
+      if (!recorded?.has(r.outbound.deliveryId)) continue;
+      counter.inc({ channel, status: 'sent' });
+      counter.inc({ channel, status: 'delivered' });
+    }
+    return recorded;
+  }
+
+  /**
+   * The read path's local sends. When the provider does not take them, each goes through `send`,
    * which takes the fallback or fails fast; those outcomes are not awaited here.
    */
   async function sendLocal(channel: Channel, ready: Ready[]): Promise<Promise<Outcome>[]> {
     let recorded: Set<string> | undefined;
     try {
-      recorded = await senders[channel].sendLocal?.(
-        ready.map((r) => r.outbound),
-        clock.now(),
-        (rows, provider) => repo.deliverLocally(provider, rows),
-      );
+      recorded = await storeLocally(channel, ready);
     } catch (error) {
       return ready.map((r) => failed(r.message, error, 'inbox'));
     }
     if (!recorded) return ready.map(sendOne);
-    for (const r of ready) {
-      // Not recorded: another copy of its queue message settled the delivery meanwhile.
-      if (!recorded.has(r.outbound.deliveryId)) continue;
-      counter.inc({ channel, status: 'sent' });
-      counter.inc({ channel, status: 'delivered' });
-    }
+    // Not recorded: another copy of its queue message settled the delivery meanwhile.
     return ready.map(() => Promise.resolve(undefined));
   }
 
-  async function deliverMany(messages: Delivery<DeliveryMessage>[]): Promise<Pending[]> {
+  /** A message rendered from the accept's snapshot; undefined when it does not render (the read path decides). */
+  async function fromSnapshot(
+    message: Delivery<DeliveryMessage>,
+    accepted: AcceptedSnapshot,
+  ): Promise<Ready | undefined> {
+    const { notificationId, channel } = message.payload;
+    try {
+      const rendered = await templates.render(accepted.type, channel, accepted.data, {
+        locale: accepted.locale ?? undefined,
+        timeZone: accepted.timezone,
+      });
+      return {
+        message,
+        outbound: {
+          deliveryId: `${notificationId}:${channel}`,
+          notificationId,
+          channel,
+          type: accepted.type,
+          // The queue key is the user id (outbox.ts).
+          recipient: {
+            userId: message.key,
+            email: accepted.email ?? undefined,
+            phone: accepted.phone ?? undefined,
+          },
+          message: rendered,
+        },
+      };
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Messages that carry the accept's snapshot and go to a local provider are delivered without
+   * reading anything first: rendered from the snapshot and stored in one statement that checks the
+   * delivery is open and the preferences unchanged. Sets their outcomes and answers the indexes it
+   * did not settle — settled by another copy meanwhile, preferences written since the accept, a
+   * circuit not closed, no snapshot — which the read path then decides.
+   */
+  async function deliverFromSnapshots(
+    messages: Delivery<DeliveryMessage>[],
+    outcomes: Promise<Outcome>[],
+  ): Promise<number[]> {
+    const rest: number[] = [];
+    const byChannel = new Map<Channel, { index: number; ready: Ready; version: number }[]>();
+    const rendered = await Promise.all(
+      messages.map(({ payload }, index) => {
+        const { channel, accepted } = payload;
+        return accepted && senders[channel].sendLocal ? fromSnapshot(messages[index], accepted) : undefined;
+      }),
+    );
+    for (const [index, ready] of rendered.entries()) {
+      const version = messages[index].payload.accepted?.version;
+      if (!ready || version === undefined) {
+        rest.push(index);
+        continue;
+      }
+      const items = byChannel.get(ready.outbound.channel) ?? [];
+      items.push({ index, ready, version });
+      byChannel.set(ready.outbound.channel, items);
+    }
+    await Promise.all(
+      [...byChannel].map(async ([channel, items]) => {
+        let recorded: Set<string> | undefined;
+        try {
+          recorded = await storeLocally(
+            channel,
+            items.map((item) => item.ready),
+            items.map((item) => item.version),
+          );
+        } catch (error) {
+          for (const item of items) outcomes[item.index] = failed(item.ready.message, error, 'inbox');
+          return;
+        }
+        for (const item of items) {
+          if (!recorded?.has(item.ready.outbound.deliveryId)) rest.push(item.index);
+          else counter.inc({ channel, status: 'sending' });
+        }
+      }),
+    );
+    return rest;
+  }
+
+  /** The read path: one claim reads the batch, each message is checked, rendered and sent. */
+  async function deliverByReading(messages: Delivery<DeliveryMessage>[]): Promise<Promise<Outcome>[]> {
     const now = clock.now();
     const claims = await repo.claimMany(
       messages.map(({ payload: { notificationId, channel } }) => ({
@@ -219,6 +316,16 @@ export function createDeliveryHandler(deps: {
         for (const [i, index] of indexes.entries()) outcomes[index] = sent[i];
       }),
     );
+    return outcomes;
+  }
+
+  async function deliverMany(messages: Delivery<DeliveryMessage>[]): Promise<Pending[]> {
+    const outcomes = messages.map((): Promise<Outcome> => Promise.resolve(undefined));
+    const rest = await deliverFromSnapshots(messages, outcomes);
+    if (rest.length > 0) {
+      const read = await deliverByReading(rest.map((index) => messages[index]));
+      for (const [i, index] of rest.entries()) outcomes[index] = read[i];
+    }
     return outcomes.map((outcome) => ({ outcome }));
   }
 

@@ -5,10 +5,10 @@ import type { FastifyBaseLogger } from 'fastify';
 import { sql } from 'kysely';
 import { Counter, Registry } from 'prom-client';
 import { createMetrics } from '../platform/observability/metrics.ts';
-import { type Delivery, PermanentError, RetryLater } from '../platform/queue/index.ts';
+import { type Delivery, PermanentError, type QueueMessage, RetryLater } from '../platform/queue/index.ts';
 import { createTestApp, type TestApp } from '../platform/testing.ts';
 import { createDeliveryHandler } from './delivery.ts';
-import type { DeliveryMessage } from './outbox.ts';
+import { type DeliveryMessage, SNAPSHOT_MAX_REQUEST_CHARS } from './outbox.ts';
 import { createChannelSenders } from './providers/index.ts';
 import { createNotifyRepository, type NotifyRepository } from './repository.ts';
 import { createTemplateRenderer } from './templates/index.ts';
@@ -200,5 +200,134 @@ describe('local provider (dev inbox)', () => {
     assert.equal((await status(ids[0])).channels[0].status, 'failed');
     assert.equal((await status(ids[1])).channels[0].status, 'delivered');
     for (const sender of Object.values(senders)) await sender.close();
+  });
+});
+
+/** What the accept publishes, as the worker would get it (the embedded app has no workers). */
+function capturePublished(): { messages: Delivery<DeliveryMessage>[]; stop(): void } {
+  const queue = t.adapters.queue;
+  const original = queue.publishUnconfirmed.bind(queue);
+  const messages: Delivery<DeliveryMessage>[] = [];
+  queue.publishUnconfirmed = async <T>(topic: string, published: QueueMessage<T>) => {
+    // As a copy, the way a queue hands it over.
+    const copy = JSON.parse(JSON.stringify(published)) as QueueMessage<DeliveryMessage>;
+    messages.push({ ...copy, topic, attempt: 1, signal: new AbortController().signal });
+    return original(topic, published);
+  };
+  const stop = () => {
+    queue.publishUnconfirmed = original;
+  };
+  return { messages, stop };
+}
+
+/** The repository with its claims counted: a snapshot delivered as it is needs none. */
+function countingClaims() {
+  const real = createNotifyRepository(t.adapters.database.db);
+  const claimed: string[] = [];
+  const repo: NotifyRepository = {
+    ...real,
+    claimMany: (inputs) => {
+      claimed.push(...inputs.map((i) => i.notificationId));
+      return real.claimMany(inputs);
+    },
+  };
+  return { repo, claimed };
+}
+
+describe("the accept's snapshot", () => {
+  test('a queued e-mail carries the notification and preferences; delivered from it without a read', async () => {
+    const published = capturePublished();
+    const ids = await reminders(6).finally(published.stop);
+    assert.equal(published.messages.length, 6);
+    const snapshot = published.messages[0].payload.accepted;
+    assert.equal(snapshot?.type, 'booking_reminder');
+    assert.equal(snapshot?.data.movie_title, 'Local Premiere');
+    assert.match(snapshot?.email ?? '', /^l-.*@example\.com$/);
+    assert.equal(snapshot?.timezone, 'UTC');
+    const { repo, claimed } = countingClaims();
+    const { handle, senders } = handler({ repo });
+    await Promise.all(published.messages.map(handle));
+    assert.deepEqual(claimed, [], 'no claim: the snapshot was enough');
+    assert.equal(await writers(ids), 1, 'one statement stored the batch');
+    const rows = await inboxRows(ids);
+    assert.equal(rows.length, 6);
+    for (const row of rows) assert.match(row.address, /^l-.*@example\.com$/);
+    const first = published.messages[0].payload.notificationId;
+    const view = (await status(first)).channels[0];
+    assert.deepEqual([view.status, view.attempts], ['delivered', 1]);
+    // A copy delivered again finds the delivery settled: the read path, nothing stored.
+    await handle(published.messages[0]);
+    assert.deepEqual(claimed, [first]);
+    assert.equal((await inboxRows([first])).length, 1);
+    for (const sender of Object.values(senders)) await sender.close();
+  });
+
+  test('preferences written after the accept: the read path decides with the new ones', async () => {
+    const published = capturePublished();
+    const ids = await reminders(2).finally(published.stop);
+    const [moved, off] = published.messages;
+    const [movedId, offId] = [moved, off].map((m) => m.payload.notificationId);
+    const userOf = (m: Delivery<DeliveryMessage>) => m.key;
+    const patch = (userId: string, payload: Record<string, unknown>) =>
+      t.app.inject({ method: 'PATCH', url: `/api/users/${userId}/notification-preferences`, payload });
+    assert.equal((await patch(userOf(moved), { email: 'moved@example.com' })).statusCode, 200);
+    assert.equal((await patch(userOf(off), { email_enabled: false })).statusCode, 200);
+    const { repo, claimed } = countingClaims();
+    const { handle, senders } = handler({ repo });
+    await Promise.all([handle(moved), handle(off)]);
+    assert.deepEqual(claimed.sort(), [...ids].sort(), 'both fell back to the read');
+    assert.deepEqual(
+      (await inboxRows([movedId])).map((row) => row.address),
+      ['moved@example.com'],
+    );
+    const skipped = (await status(offId)).channels[0];
+    assert.deepEqual([skipped.status, skipped.reason], ['skipped', 'channel_disabled']);
+    assert.equal((await inboxRows([offId])).length, 0);
+    for (const sender of Object.values(senders)) await sender.close();
+  });
+
+  test('no snapshot for push (its subscriptions are read at send time) or for a large request', async () => {
+    const published = capturePublished();
+    try {
+      const userId = `l-${randomUUID().slice(0, 8)}`;
+      await t.app.inject({
+        method: 'PATCH',
+        url: `/api/users/${userId}/notification-preferences`,
+        payload: { email: `${userId}@example.com` },
+      });
+      const subscribed = await t.app.inject({
+        method: 'POST',
+        url: `/api/users/${userId}/push-subscriptions`,
+        payload: { endpoint: 'https://push.example.com/x', keys: { p256dh: 'k', auth: 'a' } },
+      });
+      assert.equal(subscribed.statusCode, 201, subscribed.body);
+      const data = {
+        booking_id: 'BK-1',
+        movie_title: 'x'.repeat(SNAPSHOT_MAX_REQUEST_CHARS),
+        theater_name: 'Arena',
+        show_time: '2026-11-24T19:30:00Z',
+        hours_before: 3,
+      };
+      for (const [channels, payload] of [
+        [['push'], { ...data, movie_title: 'Small' }],
+        [['email'], data],
+      ] as const) {
+        const response = await t.app.inject({
+          method: 'POST',
+          url: '/api/notifications',
+          payload: { user_id: userId, type: 'booking_reminder', channels, data: payload },
+        });
+        assert.equal(response.statusCode, 202, response.body);
+      }
+      assert.deepEqual(
+        published.messages.map((m) => [m.payload.channel, m.payload.accepted === undefined]),
+        [
+          ['push', true],
+          ['email', true],
+        ],
+      );
+    } finally {
+      published.stop();
+    }
   });
 });

@@ -102,4 +102,13 @@ export const coreMigrations: Migrations = {
         drop constraint if exists notification_deliveries_notification_id_fkey`.execute(db);
     },
   },
+  '003_notify_preferences_version': {
+    async up(db: Kysely<unknown>) {
+      // Counts the writes of a user's preferences: a queue message that carries what the accept
+      // knew of them (outbox.ts) is delivered as it is only while the count is still the same.
+      await sql`alter table notify_preferences add column if not exists version integer not null default 0`.execute(
+        db,
+      );
+    },
+  },
 };

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../platform/clock.ts';
 import type { Queue, QueueMessage } from '../platform/queue/index.ts';
 import type { Channel } from './api.ts';
+import type { Preferences } from './preferences.ts';
 import type { Lane, NotifyRepository } from './repository.ts';
 
 /** Deliveries one sweep publishes at most (the next tick takes the rest). */
@@ -10,7 +11,31 @@ const SWEEP_BATCH = 5000;
 export interface DeliveryMessage {
   notificationId: string;
   channel: Channel;
+  /**
+   * What the accept knew (set by `publishNow`; the sweep's and redriven messages may lack it): the
+   * notification and the preferences a send reads, with their write count. A worker whose
+   * provider is local delivers from this without reading the delivery first, in a statement that
+   * stores it only while the delivery is open and the preferences' count unchanged (delivery.ts).
+   */
+  accepted?: AcceptedSnapshot;
 }
+
+export interface AcceptedSnapshot {
+  type: string;
+  data: Record<string, unknown>;
+  version: number;
+  email: string | null;
+  phone: string | null;
+  locale: string | null;
+  timezone: string;
+}
+
+/**
+ * Requests whose canonical JSON is longer go without the snapshot: a message the size of the
+ * request body (up to the body limit) would cross NATS's payload limit, and the worker reads it
+ * anyway.
+ */
+export const SNAPSHOT_MAX_REQUEST_CHARS = 8192;
 
 export const topicFor = (lane: Lane, channel: Channel) =>
   lane === 'batch' ? `notifications.batch.${channel}` : `notifications.${channel}`;
@@ -20,6 +45,25 @@ interface Publishable {
   channel: Channel;
   userId: string;
   lane: Lane;
+  /** From the accept: the notification and the preferences it was accepted against. */
+  accepted?: {
+    type: string;
+    data: Record<string, unknown>;
+    prefs: Preferences;
+    /** Undefined when no preferences row was read (the defaults): no snapshot then. */
+    version: number | undefined;
+    /** The request's canonical JSON length, for SNAPSHOT_MAX_REQUEST_CHARS. */
+    size: number;
+  };
+}
+
+/** The snapshot a message may carry (push needs the subscriptions, which it leaves to the worker's read). */
+function snapshotOf(d: Publishable): AcceptedSnapshot | undefined {
+  const a = d.accepted;
+  if (!a || a.version === undefined || d.channel === 'push' || a.size > SNAPSHOT_MAX_REQUEST_CHARS)
+    return undefined;
+  const { email, phone, locale, timezone } = a.prefs;
+  return { type: a.type, data: a.data, version: a.version, email, phone, locale, timezone };
 }
 
 /**
@@ -48,11 +92,16 @@ export function createOutbox(deps: {
 }) {
   const { repo, queue, clock, log } = deps;
 
-  const messageOf = (d: Publishable): QueueMessage<DeliveryMessage> => ({
-    id: `${d.notificationId}:${d.channel}`,
-    key: d.userId,
-    payload: { notificationId: d.notificationId, channel: d.channel },
-  });
+  const messageOf = (d: Publishable): QueueMessage<DeliveryMessage> => {
+    const accepted = snapshotOf(d);
+    return {
+      id: `${d.notificationId}:${d.channel}`,
+      key: d.userId,
+      payload: accepted
+        ? { notificationId: d.notificationId, channel: d.channel, accepted }
+        : { notificationId: d.notificationId, channel: d.channel },
+    };
+  };
   /** Resolves on the queue's ack. */
   const publish = (d: Publishable) => queue.publish(topicFor(d.lane, d.channel), messageOf(d));
 

@@ -36,7 +36,7 @@ const HHMM = /^([01][0-9]|2[0-3]):[0-5][0-9]$/;
 
 export function toPreferences(row: PreferencesRow | undefined): Preferences {
   if (!row) return { ...DEFAULT_PREFERENCES };
-  const { user_id: _, ...rest } = row;
+  const { user_id: _, version: _version, ...rest } = row;
   return {
     ...rest,
     quiet_hours_start: row.quiet_hours_start?.slice(0, 5) ?? null,

@@ -10,6 +10,8 @@ export type Lane = 'realtime' | 'batch';
 
 export interface PreferencesRow {
   user_id: string;
+  /** How many times the row was written (migration 003); not part of the preferences a user sees. */
+  version?: number;
   push_enabled: boolean;
   sms_enabled: boolean;
   email_enabled: boolean;
@@ -138,7 +140,7 @@ export function createNotifyRepository(db: Db, options: { prepare?: boolean } = 
             as earlier,
           (select to_jsonb(p) from (select user_id, push_enabled, sms_enabled, email_enabled,
               quiet_hours_start::text as quiet_hours_start, quiet_hours_end::text as quiet_hours_end,
-              timezone, email, phone, locale
+              timezone, email, phone, locale, version
             from notify_preferences where user_id = k.user_id) p) as prefs,
           case when k.push then (select coalesce(jsonb_agg(jsonb_build_object('endpoint', s.endpoint,
               'p256dh', s.p256dh, 'auth', s.auth) order by s.created_at), '[]'::jsonb)
@@ -315,15 +317,24 @@ export function createNotifyRepository(db: Db, options: { prepare?: boolean } = 
    * recorded as delivered — the inbox holding it is its delivery — in one statement, for deliveries
    * still open. A delivery an earlier copy of its queue message settled stores nothing, so a message
    * is stored once however often it comes; one already in the inbox (stored by `send`, the
-   * fallback's path, before a crash) is not stored again. Answers the delivery ids recorded.
+   * fallback's path, before a crash) is not stored again. With `versions` (a message rendered from
+   * what the accept knew, outbox.ts), a message is stored only while its user's preferences still
+   * have that write count: the address, locale and zone it was rendered with, the switch that let
+   * it through. Answers the delivery ids recorded.
    */
-  async function deliverLocally(provider: string, rows: StoredMessage[]): Promise<Set<string>> {
+  async function deliverLocally(
+    provider: string,
+    rows: StoredMessage[],
+    versions?: (number | null)[],
+  ): Promise<Set<string>> {
+    const input = versions ? rows.map((row, i) => ({ ...row, version: versions[i] })) : rows;
     const recorded = await run(
-      'notify_deliver_locally',
+      'notify_deliver_locally_checked',
       sql<{ delivery_id: string }>`with m as (
-          select * from json_to_recordset(${JSON.stringify(rows)}::json)
+          select * from json_to_recordset(${JSON.stringify(input)}::json)
             as m(id uuid, delivery_id text, notification_id uuid, channel text, type text, user_id text,
-              address text, subject text, text text, html text, provider_message_id text, created_at timestamptz)),
+              address text, subject text, text text, html text, provider_message_id text, created_at timestamptz,
+              version integer)),
         d as (
           update notification_deliveries d set status = 'delivered', attempts = d.attempts + 1, reason = null,
             content = m.text, provider = ${provider}, provider_message_id = m.provider_message_id,
@@ -332,6 +343,8 @@ export function createNotifyRepository(db: Db, options: { prepare?: boolean } = 
           from m where d.notification_id = any(array(select notification_id from m))
             and d.notification_id = m.notification_id and d.channel = m.channel
             and d.status in ('queued', 'scheduled', 'sending')
+            and (m.version is null or exists (select from notify_preferences p
+              where p.user_id = d.user_id and p.version = m.version))
           returning d.notification_id, d.channel),
         stored as (
           insert into notify_inbox (id, delivery_id, notification_id, channel, type, user_id, address, subject,
@@ -381,7 +394,8 @@ export function createNotifyRepository(db: Db, options: { prepare?: boolean } = 
           quiet_hours_start, quiet_hours_end, timezone, email, phone, locale, updated_at)
         values (${p.user_id}, ${p.push_enabled}, ${p.sms_enabled}, ${p.email_enabled}, ${p.quiet_hours_start}::time,
           ${p.quiet_hours_end}::time, ${p.timezone}, ${p.email}, ${p.phone}, ${p.locale}, ${now})
-        on conflict (user_id) do update set push_enabled = excluded.push_enabled, sms_enabled = excluded.sms_enabled,
+        on conflict (user_id) do update set version = notify_preferences.version + 1,
+          push_enabled = excluded.push_enabled, sms_enabled = excluded.sms_enabled,
           email_enabled = excluded.email_enabled, quiet_hours_start = excluded.quiet_hours_start,
           quiet_hours_end = excluded.quiet_hours_end, timezone = excluded.timezone, email = excluded.email,
           phone = excluded.phone, locale = excluded.locale, updated_at = excluded.updated_at`.execute(db);
@@ -391,7 +405,8 @@ export function createNotifyRepository(db: Db, options: { prepare?: boolean } = 
     async setContact(userId: string, contact: { email?: string; phone?: string }, now: Date): Promise<void> {
       await sql`insert into notify_preferences (user_id, email, phone, updated_at)
         values (${userId}, ${contact.email ?? null}, ${contact.phone ?? null}, ${now})
-        on conflict (user_id) do update set email = coalesce(${contact.email ?? null}, notify_preferences.email),
+        on conflict (user_id) do update set version = notify_preferences.version + 1,
+          email = coalesce(${contact.email ?? null}, notify_preferences.email),
           phone = coalesce(${contact.phone ?? null}, notify_preferences.phone), updated_at = excluded.updated_at`.execute(
         db,
       );
