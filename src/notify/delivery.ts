@@ -4,29 +4,17 @@ import type { Clock } from '../platform/clock.ts';
 import { createGroup } from '../platform/db/group.ts';
 import { type Delivery, describeError, PermanentError, RetryLater } from '../platform/queue/index.ts';
 import type { Channel } from './api.ts';
-import type { AcceptedSnapshot, DeliveryMessage } from './outbox.ts';
-import {
-  type ChannelSender,
-  type OutboundMessage,
-  ProviderError,
-  ProviderUnavailable,
-  type TemplateRenderer,
-} from './ports.ts';
+import { createLocalDelivery, type Outcome, type Ready } from './delivery-local.ts';
+import type { DeliveryMessage } from './outbox.ts';
+import { type ChannelSender, ProviderError, ProviderUnavailable, type TemplateRenderer } from './ports.ts';
 import { enabled, hasAddress, toPreferences } from './preferences.ts';
 import type { Claimed, DeliveryStatus, NotifyRepository } from './repository.ts';
 
 /** Statuses a queue message may still act on; anything else was settled by an earlier copy. */
 const OPEN: DeliveryStatus[] = ['queued', 'scheduled', 'sending'];
 
-/** What a message's handler does when its delivery is decided: nothing (ack), or throw this. */
-type Outcome = undefined | Error;
 /** Wrapped so that a batch can answer before the sends of its slow providers end. */
 type Pending = { outcome: Promise<Outcome> };
-
-interface Ready {
-  message: Delivery<DeliveryMessage>;
-  outbound: OutboundMessage;
-}
 
 const isReady = (prepared: Ready | Outcome): prepared is Ready =>
   prepared !== undefined && !(prepared instanceof Error);
@@ -163,28 +151,14 @@ export function createDeliveryHandler(deps: {
     }
   }
 
-  /**
-   * The messages of a channel whose provider is local, stored with their status in one statement
-   * (`versions`: only while the preferences they were rendered with are unchanged). The delivery
-   * ids recorded, or undefined when the provider does not take them now (circuit not closed).
-   */
-  async function storeLocally(
-    channel: Channel,
-    ready: Ready[],
-    versions?: (number | null)[],
-  ): Promise<Set<string> | undefined> {
-    const recorded = await senders[channel].sendLocal?.(
-      ready.map((r) => r.outbound),
-      clock.now(),
-      (rows, provider) => repo.deliverLocally(provider, rows, versions),
-    );
-    for (const r of ready) {
-      if (!recorded?.has(r.outbound.deliveryId)) continue;
-      counter.inc({ channel, status: 'sent' });
-      counter.inc({ channel, status: 'delivered' });
-    }
-    return recorded;
-  }
+  const { storeLocally, deliverFromSnapshots } = createLocalDelivery({
+    repo,
+    templates,
+    senders,
+    clock,
+    counter,
+    failed,
+  });
 
   /**
    * The read path's local sends. When the provider does not take them, each goes through `send`,
@@ -200,89 +174,6 @@ export function createDeliveryHandler(deps: {
     if (!recorded) return ready.map(sendOne);
     // Not recorded: another copy of its queue message settled the delivery meanwhile.
     return ready.map(() => Promise.resolve(undefined));
-  }
-
-  /** A message rendered from the accept's snapshot; undefined when it does not render (the read path decides). */
-  async function fromSnapshot(
-    message: Delivery<DeliveryMessage>,
-    accepted: AcceptedSnapshot,
-  ): Promise<Ready | undefined> {
-    const { notificationId, channel } = message.payload;
-    try {
-      const rendered = await templates.render(accepted.type, channel, accepted.data, {
-        locale: accepted.locale ?? undefined,
-        timeZone: accepted.timezone,
-      });
-      return {
-        message,
-        outbound: {
-          deliveryId: `${notificationId}:${channel}`,
-          notificationId,
-          channel,
-          type: accepted.type,
-          // The queue key is the user id (outbox.ts).
-          recipient: {
-            userId: message.key,
-            email: accepted.email ?? undefined,
-            phone: accepted.phone ?? undefined,
-          },
-          message: rendered,
-        },
-      };
-    } catch {
-      return undefined;
-    }
-  }
-
-  /**
-   * Messages that carry the accept's snapshot and go to a local provider are delivered without
-   * reading anything first: rendered from the snapshot and stored in one statement that checks the
-   * delivery is open and the preferences unchanged. Sets their outcomes and answers the indexes it
-   * did not settle — settled by another copy meanwhile, preferences written since the accept, a
-   * circuit not closed, no snapshot — which the read path then decides.
-   */
-  async function deliverFromSnapshots(
-    messages: Delivery<DeliveryMessage>[],
-    outcomes: Promise<Outcome>[],
-  ): Promise<number[]> {
-    const rest: number[] = [];
-    const byChannel = new Map<Channel, { index: number; ready: Ready; version: number }[]>();
-    const rendered = await Promise.all(
-      messages.map(({ payload }, index) => {
-        const { channel, accepted } = payload;
-        return accepted && senders[channel].sendLocal ? fromSnapshot(messages[index], accepted) : undefined;
-      }),
-    );
-    for (const [index, ready] of rendered.entries()) {
-      const version = messages[index].payload.accepted?.version;
-      if (!ready || version === undefined) {
-        rest.push(index);
-        continue;
-      }
-      const items = byChannel.get(ready.outbound.channel) ?? [];
-      items.push({ index, ready, version });
-      byChannel.set(ready.outbound.channel, items);
-    }
-    await Promise.all(
-      [...byChannel].map(async ([channel, items]) => {
-        let recorded: Set<string> | undefined;
-        try {
-          recorded = await storeLocally(
-            channel,
-            items.map((item) => item.ready),
-            items.map((item) => item.version),
-          );
-        } catch (error) {
-          for (const item of items) outcomes[item.index] = failed(item.ready.message, error, 'inbox');
-          return;
-        }
-        for (const item of items) {
-          if (!recorded?.has(item.ready.outbound.deliveryId)) rest.push(item.index);
-          else counter.inc({ channel, status: 'sending' });
-        }
-      }),
-    );
-    return rest;
   }
 
   /** The read path: one claim reads the batch, each message is checked, rendered and sent. */
