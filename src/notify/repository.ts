@@ -320,7 +320,9 @@ export function createNotifyRepository(db: Db, options: { prepare?: boolean } = 
    * fallback's path, before a crash) is not stored again. With `versions` (a message rendered from
    * what the accept knew, outbox.ts), a message is stored only while its user's preferences still
    * have that write count: the address, locale and zone it was rendered with, the switch that let
-   * it through. Answers the delivery ids recorded.
+   * it through. Answers the delivery ids recorded. The delivery keeps neither the text (the inbox
+   * row has it) nor the provider's message id (no receipt will look for it): each was another copy
+   * in the row, and the id one more index entry.
    */
   async function deliverLocally(
     provider: string,
@@ -337,8 +339,7 @@ export function createNotifyRepository(db: Db, options: { prepare?: boolean } = 
               version integer)),
         d as (
           update notification_deliveries d set status = 'delivered', attempts = d.attempts + 1, reason = null,
-            content = m.text, provider = ${provider}, provider_message_id = m.provider_message_id,
-            sent_at = m.created_at, delivered_at = m.created_at, updated_at = m.created_at,
+            provider = ${provider}, sent_at = m.created_at, delivered_at = m.created_at, updated_at = m.created_at,
             published_at = coalesce(d.published_at, m.created_at)
           from m where d.notification_id = any(array(select notification_id from m))
             and d.notification_id = m.notification_id and d.channel = m.channel
