@@ -23,6 +23,8 @@ export function createEntryBatcher(
     many: (tickets) => repository.parkMany(tickets),
     kind: (ticket) => `${ticket.vehicleType}:${[...ticket.needs].sort().join(',')}`,
     key: (ticket) => ticket.licensePlate,
+    // A plate's second entry waits for its first to commit, then finds its ticket (409 already parked).
+    exclusive: true,
     retry: (row) => row === undefined,
     ...options,
   });

@@ -58,3 +58,37 @@ test('rolledBack: only PostgreSQL refusals outside the connection classes', () =
   assert.equal(rolledBack(Object.assign(new Error('socket'), { code: 'ECONNRESET' })), false);
   assert.equal(rolledBack(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' })), false);
 });
+
+test('exclusive: a key waits while a batch holding it is written; other keys go on', async () => {
+  const log: string[] = [];
+  const write = async (inputs: string[]) => {
+    log.push(`start ${inputs.join(',')}`);
+    await sleep(20);
+    log.push(`end ${inputs.join(',')}`);
+    return inputs.map((input) => input.toUpperCase());
+  };
+  const run = (exclusive: boolean) =>
+    createGroup<string, string>({
+      one: async (input) => (await write([input]))[0],
+      many: write,
+      key: (input) => input[0],
+      exclusive,
+      maxInFlight: 2,
+    });
+  const exclusiveRun = run(true);
+  // a1 and b1 share the first batch; a2 (a's key again) must wait for it, c1 need not.
+  const first = Promise.all([exclusiveRun('a1'), exclusiveRun('b1')]);
+  await sleep(1);
+  const [a2, c1] = [exclusiveRun('a2'), exclusiveRun('c1')];
+  assert.deepEqual([await first, await a2, await c1], [['A1', 'B1'], 'A2', 'C1']);
+  assert.deepEqual(log.slice(0, 3), ['start a1,b1', 'start c1', 'end a1,b1']);
+  assert.equal(log[3], 'start a2');
+
+  // Without `exclusive`, a2 runs beside the first batch.
+  log.length = 0;
+  const shared = run(false);
+  const pair = Promise.all([shared('a1'), shared('b1')]);
+  await sleep(1);
+  await Promise.all([shared('a2'), pair]);
+  assert.deepEqual(log.slice(0, 2), ['start a1,b1', 'start a2']);
+});

@@ -18,6 +18,12 @@ export interface GroupOptions<I, O> {
   kind?(input: I): string;
   /** Calls with the same key never share a batch (e.g. one plate, one ticket). */
   key?(input: I): string;
+  /**
+   * Nor do they run at the same time: a call waits while a batch holding its key is being
+   * written, so it sees that batch's outcome committed (a second entry of a plate finds the
+   * first one's ticket, instead of the lot full of its uncommitted spots).
+   */
+  exclusive?: boolean;
   /** A batch result that `one` must decide instead (default: none). */
   retry?(output: O): boolean;
   maxBatch?: number;
@@ -35,6 +41,8 @@ export function createGroup<I, O>(options: GroupOptions<I, O>): (input: I) => Pr
     reject(error: unknown): void;
   }
   let queue: Waiter[] = [];
+  /** Keys of the batches being written, when `exclusive`. */
+  const running = new Set<string>();
   let inFlight = 0;
   let scheduled = false;
 
@@ -44,19 +52,31 @@ export function createGroup<I, O>(options: GroupOptions<I, O>): (input: I) => Pr
     // After the current I/O phase, so the requests parsed from the same reads all join the batch.
     setImmediate(() => {
       scheduled = false;
-      while (inFlight < maxInFlight && queue.length > 0) void run(take());
+      while (inFlight < maxInFlight && queue.length > 0) {
+        const batch = take();
+        if (batch.length === 0) break; // every waiting key is being written: its batch's end schedules again
+        void run(batch);
+      }
     });
   }
 
-  /** The oldest call and up to maxBatch - 1 more of its kind, in arrival order, each key once. */
+  const free = (k: string | undefined) => k === undefined || !running.has(k);
+
+  /** The oldest free call and up to maxBatch - 1 more of its kind, in arrival order, each key once. */
   function take(): Waiter[] {
-    const wanted = kind(queue[0].input);
+    const first = queue.find((waiter) => free(key?.(waiter.input)));
+    if (!first) return [];
+    const wanted = kind(first.input);
     const batch: Waiter[] = [];
     const rest: Waiter[] = [];
     const keys = new Set<string>();
     for (const waiter of queue) {
       const k = key?.(waiter.input);
-      if (batch.length < maxBatch && kind(waiter.input) === wanted && (k === undefined || !keys.has(k))) {
+      if (
+        batch.length < maxBatch &&
+        kind(waiter.input) === wanted &&
+        (k === undefined || (!keys.has(k) && free(k)))
+      ) {
         if (k !== undefined) keys.add(k);
         batch.push(waiter);
       } else {
@@ -77,6 +97,8 @@ export function createGroup<I, O>(options: GroupOptions<I, O>): (input: I) => Pr
 
   async function run(batch: Waiter[]) {
     inFlight++;
+    const keys = options.exclusive && key ? batch.map((waiter) => key(waiter.input)) : [];
+    for (const k of keys) running.add(k);
     try {
       if (batch.length === 1) return await alone(batch[0]);
       let outputs: O[] | undefined;
@@ -95,6 +117,7 @@ export function createGroup<I, O>(options: GroupOptions<I, O>): (input: I) => Pr
         ),
       );
     } finally {
+      for (const k of keys) running.delete(k);
       inFlight--;
       schedule();
     }
