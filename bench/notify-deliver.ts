@@ -3,8 +3,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { AckPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
+import type { AcceptedSnapshot } from '../src/notify/outbox.ts';
 import { BENCH_SERVICES, median, numberFlag, pidsOf, processCpuMs } from './harness.ts';
-import { USERS, userId } from './notify-common.ts';
+import { notificationRequest, USERS, userId } from './notify-common.ts';
 import { type Round, startSystem } from './notify-deliver-system.ts';
 
 /**
@@ -15,7 +16,8 @@ import { type Round, startSystem } from './notify-deliver-system.ts';
  * baseline, system…); the ratio compares the medians:
  *
  * - baseline: a fresh work-queue stream in its own namespace per round; `concurrency` publishers
- *   send the N messages (the queue's envelope `{key, payload: {notificationId, channel}}`, each
+ *   send the N messages (the queue's envelope as the API publishes it: `{key, payload: {notificationId,
+ *   channel, accepted}}` with the accept's snapshot of the notification and preferences), each
  *   with a `msgID`) while one pull consumer takes and acks them; rate = N / (first publish → last
  *   ack). A first, untimed run of `warmup` messages warms this process's code up.
  * - system (notify-deliver-system.ts): 1 API process (ROLE=api), 2 workers (ROLE=worker) and a
@@ -47,6 +49,23 @@ async function pool<T>(count: number, concurrency: number, work: (index: number)
       while (next < count) await work(next++);
     }),
   );
+}
+
+/**
+ * What the system's messages carry besides the ids (outbox.ts): the accept's snapshot of the
+ * notification and the user's preferences, so the baseline moves messages of the same size.
+ */
+function snapshotOf(user: string): AcceptedSnapshot {
+  const { type, data } = notificationRequest(user);
+  return {
+    type,
+    data,
+    version: 1,
+    email: `${user}@bench.example`,
+    phone: null,
+    locale: null,
+    timezone: 'UTC',
+  };
 }
 
 async function bareJetStream(messages: number, concurrency: number) {
@@ -81,9 +100,13 @@ async function bareJetStream(messages: number, concurrency: number) {
     })();
     await pool(messages, concurrency, async (i) => {
       const notificationId = randomUUID();
+      const user = userId(i % USERS);
       await js.publish(
         `${ns}.q.notifications.email.${i % 16}`,
-        JSON.stringify({ key: userId(i % USERS), payload: { notificationId, channel: 'email' } }),
+        JSON.stringify({
+          key: user,
+          payload: { notificationId, channel: 'email', accepted: snapshotOf(user) },
+        }),
         { msgID: `${notificationId}:email` },
       );
     });
