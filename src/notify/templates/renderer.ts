@@ -35,8 +35,9 @@ export interface TemplateStore extends TemplateRenderer {
 
 export interface TemplateRendererOptions {
   /**
-   * How long a looked-up row is reused. Changes made in this process invalidate at once; other
-   * API processes see them after at most this long (the price of not reading the row per message).
+   * How long a looked-up row is reused as it is. Changes made in this process invalidate at once;
+   * other processes see them after at most this long plus one lookup (the price of not reading
+   * the row per message).
    */
   rowTtlMs?: number;
 }
@@ -59,21 +60,48 @@ export function createTemplateRenderer(db: AnyDb, options: TemplateRendererOptio
   // Parsed templates keyed by id and version: an edited template gets a new key, so nothing stale renders.
   const parsed = new LRUCache<string, Parsed>({ max: 2000 });
   // Which row answers (type, channel, locale): null caches "no template" too, so unknown types cost no query.
-  const lookups = new LRUCache<string, { row: TemplateRow | null }>({
-    max: 5000,
-    ttl: options.rowTtlMs ?? 5000,
-  });
+  const lookups = new LRUCache<string, { row: TemplateRow | null; at: number }>({ max: 5000 });
+  const ttlMs = options.rowTtlMs ?? 5000;
+  /** Lookups on their way, one per key; `generation` moves on each invalidation. */
+  const reading = new Map<string, Promise<{ row: TemplateRow | null }>>();
+  let generation = 0;
 
-  async function find(type: string, channel: Channel, locale?: string): Promise<Parsed | undefined> {
+  /**
+   * One query per key at a time, whoever asks meanwhile waits for it. When every lookup expired
+   * at once and each render read its own, a worker's 32 renders in flight made 16-20 queries every
+   * 5 s, waited for them, and grew each pool to its 20 connections (notify-deliver 2026-11-26:
+   * 61 PostgreSQL backends, 25 now).
+   */
+  function read(key: string, candidates: string[]): Promise<{ row: TemplateRow | null }> {
+    const waiting = reading.get(key);
+    if (waiting) return waiting;
+    const started = generation;
+    const pending = repository.getMany(candidates).then((rows) => {
+      const row = candidates.map((id) => rows.find((r) => r.id === id)).find(Boolean) ?? null;
+      // An invalidation meanwhile may have made this answer old: it serves this read's callers only.
+      if (started === generation) lookups.set(key, { row, at: performance.now() });
+      return { row };
+    });
+    reading.set(key, pending);
+    const done = () => {
+      if (reading.get(key) === pending) reading.delete(key);
+    };
+    pending.then(done, done);
+    return pending;
+  }
+
+  async function lookup(type: string, channel: Channel, locale?: string) {
     const candidates = candidateIds(type, channel, locale);
     const key = candidates.join('|');
-    let hit = lookups.get(key);
-    if (!hit) {
-      const rows = await repository.getMany(candidates);
-      const row = candidates.map((id) => rows.find((r) => r.id === id)).find(Boolean) ?? null;
-      hit = { row };
-      lookups.set(key, hit);
-    }
+    const hit = lookups.get(key);
+    if (!hit) return read(key, candidates);
+    // Expired: answered from what we have while one query reads it again, so no render waits.
+    if (performance.now() - hit.at > ttlMs) read(key, candidates).catch(() => {});
+    return hit;
+  }
+
+  async function find(type: string, channel: Channel, locale?: string): Promise<Parsed | undefined> {
+    const hit = await lookup(type, channel, locale);
     if (!hit.row) return undefined;
     const version = `${hit.row.id}@${hit.row.updated_at.getTime()}`;
     let entry = parsed.get(version);
@@ -143,6 +171,8 @@ export function createTemplateRenderer(db: AnyDb, options: TemplateRendererOptio
     invalidate(id) {
       // Every lookup key starts with `{type}.{channel}`; a new or deleted `x.email.de` changes what
       // lookups for `x.email` with a `de…` locale answer, so all of that pair's keys go.
+      generation++;
+      reading.clear();
       const prefix = id?.split('.').slice(0, 2).join('.');
       if (!prefix) return lookups.clear();
       for (const key of lookups.keys())

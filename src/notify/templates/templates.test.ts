@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { BOOKING_NOTIFICATION_TYPES, CHANNELS } from '../api.ts';
 import { createEdgeHarness, type EdgeHarness } from '../edge-testing.ts';
 import { textEngine } from './engine.ts';
@@ -254,6 +255,33 @@ describe('/api/templates', () => {
     // `now` moves: never served from the cache.
     const year = String(new Date().getUTCFullYear());
     assert.equal(await render('{{ "now" | date: "%Y" }}', 'UTC'), year);
+  });
+
+  test('lookups: one query per template at a time; an expired one answers at once while one query reads it again', async () => {
+    let queries = 0;
+    const counting = h.db.withPlugin({
+      transformQuery: (args) => {
+        if (args.node.kind === 'SelectQueryNode') queries++;
+        return args.node;
+      },
+      transformResult: async (args) => args.result,
+    });
+    const cold = createTemplateRenderer(counting, { rowTtlMs: 100 });
+    const renders = () =>
+      Promise.all(
+        Array.from({ length: 20 }, () =>
+          cold.render('booking_reminder', 'email', { ...booking, hours_before: 3 }),
+        ),
+      );
+    await renders();
+    assert.equal(queries, 1, 'twenty renders on a cold cache read the template once');
+    await renders();
+    assert.equal(queries, 1, 'and then not again while it is fresh');
+    await sleep(150);
+    await renders();
+    assert.equal(queries, 2, 'expired: the renders did not each read it');
+    await renders();
+    assert.equal(queries, 2, 'read again once, fresh again');
   });
 
   test('an e-mail without html_body gets the text escaped as HTML paragraphs', async () => {
