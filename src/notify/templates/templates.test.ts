@@ -266,7 +266,8 @@ describe('/api/templates', () => {
       },
       transformResult: async (args) => args.result,
     });
-    const cold = createTemplateRenderer(counting, { rowTtlMs: 100 });
+    // Long enough that a loaded machine does not expire it between two steps.
+    const cold = createTemplateRenderer(counting, { rowTtlMs: 1000 });
     const renders = () =>
       Promise.all(
         Array.from({ length: 20 }, () =>
@@ -277,7 +278,7 @@ describe('/api/templates', () => {
     assert.equal(queries, 1, 'twenty renders on a cold cache read the template once');
     await renders();
     assert.equal(queries, 1, 'and then not again while it is fresh');
-    await sleep(150);
+    await sleep(1100);
     await renders();
     assert.equal(queries, 2, 'expired: the renders did not each read it');
     await renders();

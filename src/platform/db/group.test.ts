@@ -60,14 +60,22 @@ test('rolledBack: only PostgreSQL refusals outside the connection classes', () =
 });
 
 test('exclusive: a key waits while a batch holding it is written; other keys go on', async () => {
+  // Each batch is written until the test lets it end, so nothing here depends on timing.
   const log: string[] = [];
+  const gates = new Map<string, () => void>();
   const write = async (inputs: string[]) => {
-    log.push(`start ${inputs.join(',')}`);
-    await sleep(20);
-    log.push(`end ${inputs.join(',')}`);
+    const name = inputs.join(',');
+    log.push(`start ${name}`);
+    await new Promise<void>((resolve) => gates.set(name, resolve));
+    log.push(`end ${name}`);
     return inputs.map((input) => input.toUpperCase());
   };
-  const run = (exclusive: boolean) =>
+  const until = async (entry: string) => {
+    for (let i = 0; i < 2000 && !log.includes(entry); i++) await sleep(1);
+    assert.ok(log.includes(entry), `${entry} (log: ${log.join('; ')})`);
+  };
+  const end = (name: string) => gates.get(name)?.();
+  const group = (exclusive: boolean) =>
     createGroup<string, string>({
       one: async (input) => (await write([input]))[0],
       many: write,
@@ -75,20 +83,29 @@ test('exclusive: a key waits while a batch holding it is written; other keys go 
       exclusive,
       maxInFlight: 2,
     });
-  const exclusiveRun = run(true);
-  // a1 and b1 share the first batch; a2 (a's key again) must wait for it, c1 need not.
-  const first = Promise.all([exclusiveRun('a1'), exclusiveRun('b1')]);
-  await sleep(1);
-  const [a2, c1] = [exclusiveRun('a2'), exclusiveRun('c1')];
-  assert.deepEqual([await first, await a2, await c1], [['A1', 'B1'], 'A2', 'C1']);
-  assert.deepEqual(log.slice(0, 3), ['start a1,b1', 'start c1', 'end a1,b1']);
-  assert.equal(log[3], 'start a2');
 
-  // Without `exclusive`, a2 runs beside the first batch.
+  const run = group(true);
+  const first = Promise.all([run('a1'), run('b1')]);
+  await until('start a1,b1');
+  const [a2, c1] = [run('a2'), run('c1')];
+  await until('start c1'); // another key goes beside the first batch
+  await sleep(20);
+  assert.ok(!log.includes('start a2'), 'a2 waits while the batch holding a1 is written');
+  end('a1,b1');
+  await until('start a2');
+  end('c1');
+  end('a2');
+  assert.deepEqual([await first, await a2, await c1], [['A1', 'B1'], 'A2', 'C1']);
+
+  // Without `exclusive`, a2 is written beside the batch holding a1.
   log.length = 0;
-  const shared = run(false);
+  gates.clear();
+  const shared = group(false);
   const pair = Promise.all([shared('a1'), shared('b1')]);
-  await sleep(1);
-  await Promise.all([shared('a2'), pair]);
-  assert.deepEqual(log.slice(0, 2), ['start a1,b1', 'start a2']);
+  await until('start a1,b1');
+  const alone = shared('a2');
+  await until('start a2');
+  end('a1,b1');
+  end('a2');
+  await Promise.all([pair, alone]);
 });
