@@ -1,4 +1,5 @@
 import { randomInt, randomUUID } from 'node:crypto';
+import { BENCH_SERVICES } from './harness.ts';
 
 /**
  * What the notification benchmarks send: a `booking_reminder` over e-mail (a default template)
@@ -14,6 +15,19 @@ export const NOTIFY_BENCH_ENV = {
   NOTIFY_LIMIT_PUSH_PER_HOUR: '1000000',
   NOTIFY_LIMIT_SMS_PER_DAY: '1000000',
 };
+
+/** A notify process of a bench: its role, on its own database and NATS namespace, the local Redis and NATS. */
+export function notifyProcessEnv(role: string, namespace: string, databaseUrl: string) {
+  return {
+    ROLE: role,
+    SERVICES: 'notify',
+    NAMESPACE: namespace,
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: BENCH_SERVICES.redis,
+    NATS_URL: BENCH_SERVICES.nats,
+    ...NOTIFY_BENCH_ENV,
+  };
+}
 
 export function notificationBody(user = userId(randomInt(USERS)), id = randomUUID()): string {
   return JSON.stringify(notificationRequest(user, id));

@@ -10,7 +10,7 @@ import {
   startBenchApp,
   stopProcess,
 } from './harness.ts';
-import { createUsers, NOTIFY_BENCH_ENV, notificationBody } from './notify-common.ts';
+import { createUsers, notificationBody, notifyProcessEnv } from './notify-common.ts';
 
 /**
  * `node bench/notify-cpu.ts [--requests=20000] [--connections=100] [--rounds=3] [--rate=0]`
@@ -32,18 +32,9 @@ const rate = numberFlag('rate', 0);
 const database = await createBenchDatabase(BENCH_SERVICES.postgres);
 const name = new URL(database.url).pathname.slice(1);
 const namespace = `notifycpu_${Date.now()}`;
-const { child: app, base } = await startBenchApp(
-  {
-    ROLE: 'api',
-    SERVICES: 'notify',
-    NAMESPACE: namespace,
-    DATABASE_URL: database.url,
-    REDIS_URL: BENCH_SERVICES.redis,
-    NATS_URL: BENCH_SERVICES.nats,
-    ...NOTIFY_BENCH_ENV,
-  },
-  { profile: true },
-);
+const { child: app, base } = await startBenchApp(notifyProcessEnv('api', namespace, database.url), {
+  profile: true,
+});
 const db = new pg.Client({ connectionString: database.url });
 try {
   await createUsers(base);

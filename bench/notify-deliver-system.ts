@@ -11,7 +11,7 @@ import {
   startBenchApp,
   stopProcess,
 } from './harness.ts';
-import { createUsers, NOTIFY_BENCH_ENV, notificationBody } from './notify-common.ts';
+import { createUsers, notificationBody, notifyProcessEnv } from './notify-common.ts';
 import { postAll } from './post-all.ts';
 
 /**
@@ -125,15 +125,7 @@ export interface Round {
 export async function startSystem(options: { warmup: number; concurrency: number }) {
   const database = await createBenchDatabase(BENCH_SERVICES.postgres);
   const namespace = `notifydeliver_${Date.now()}`;
-  const env = (role: string) => ({
-    ROLE: role,
-    SERVICES: 'notify',
-    NAMESPACE: namespace,
-    DATABASE_URL: database.url,
-    REDIS_URL: BENCH_SERVICES.redis,
-    NATS_URL: BENCH_SERVICES.nats,
-    ...NOTIFY_BENCH_ENV,
-  });
+  const env = (role: string) => notifyProcessEnv(role, namespace, database.url);
   const processes: Awaited<ReturnType<typeof startBenchApp>>['child'][] = [];
   const db = new pg.Client({ connectionString: database.url });
   const databaseName = new URL(database.url).pathname.slice(1);
