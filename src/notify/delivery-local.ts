@@ -2,7 +2,7 @@ import type { Clock } from '../platform/clock.ts';
 import type { Delivery } from '../platform/queue/index.ts';
 import type { Channel } from './api.ts';
 import type { AcceptedSnapshot, DeliveryMessage } from './outbox.ts';
-import type { ChannelSender, OutboundMessage, TemplateRenderer } from './ports.ts';
+import type { ChannelSender, OutboundMessage, PushSubscription, TemplateRenderer } from './ports.ts';
 import type { NotifyRepository } from './repository.ts';
 
 /** What a message's handler does when its delivery is decided: nothing (ack), or throw this. */
@@ -11,6 +11,47 @@ export type Outcome = undefined | Error;
 export interface Ready {
   message: Delivery<DeliveryMessage>;
   outbound: OutboundMessage;
+}
+
+/** What a send needs of its notification and its user, from the accept's snapshot or a read. */
+export interface SendContext {
+  type: string;
+  data: Record<string, unknown>;
+  userId: string;
+  email: string | null;
+  phone: string | null;
+  locale: string | null;
+  timezone: string;
+  pushSubscriptions?: PushSubscription[];
+}
+
+/** Renders the message's template and builds what its provider gets; throws what rendering throws. */
+export async function prepareSend(
+  templates: TemplateRenderer,
+  message: Delivery<DeliveryMessage>,
+  to: SendContext,
+): Promise<Ready> {
+  const { notificationId, channel } = message.payload;
+  const rendered = await templates.render(to.type, channel, to.data, {
+    locale: to.locale ?? undefined,
+    timeZone: to.timezone,
+  });
+  return {
+    message,
+    outbound: {
+      deliveryId: `${notificationId}:${channel}`,
+      notificationId,
+      channel,
+      type: to.type,
+      recipient: {
+        userId: to.userId,
+        email: to.email ?? undefined,
+        phone: to.phone ?? undefined,
+        pushSubscriptions: to.pushSubscriptions,
+      },
+      message: rendered,
+    },
+  };
 }
 
 /**
@@ -58,28 +99,9 @@ export function createLocalDelivery(deps: {
     message: Delivery<DeliveryMessage>,
     accepted: AcceptedSnapshot,
   ): Promise<Ready | undefined> {
-    const { notificationId, channel } = message.payload;
     try {
-      const rendered = await templates.render(accepted.type, channel, accepted.data, {
-        locale: accepted.locale ?? undefined,
-        timeZone: accepted.timezone,
-      });
-      return {
-        message,
-        outbound: {
-          deliveryId: `${notificationId}:${channel}`,
-          notificationId,
-          channel,
-          type: accepted.type,
-          // The queue key is the user id (outbox.ts).
-          recipient: {
-            userId: message.key,
-            email: accepted.email ?? undefined,
-            phone: accepted.phone ?? undefined,
-          },
-          message: rendered,
-        },
-      };
+      // The queue key is the user id (outbox.ts).
+      return await prepareSend(templates, message, { ...accepted, userId: message.key });
     } catch {
       return undefined;
     }

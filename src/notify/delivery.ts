@@ -4,7 +4,7 @@ import type { Clock } from '../platform/clock.ts';
 import { createGroup } from '../platform/db/group.ts';
 import { type Delivery, describeError, PermanentError, RetryLater } from '../platform/queue/index.ts';
 import type { Channel } from './api.ts';
-import { createLocalDelivery, type Outcome, type Ready } from './delivery-local.ts';
+import { createLocalDelivery, type Outcome, prepareSend, type Ready } from './delivery-local.ts';
 import type { DeliveryMessage } from './outbox.ts';
 import { type ChannelSender, ProviderError, ProviderUnavailable, type TemplateRenderer } from './ports.ts';
 import { enabled, hasAddress, toPreferences } from './preferences.ts';
@@ -122,26 +122,16 @@ export function createDeliveryHandler(deps: {
     }
     counter.inc({ channel, status: 'sending' });
     try {
-      const rendered = await templates.render(notification.type, channel, notification.data, {
-        locale: prefs.locale ?? undefined,
-        timeZone: prefs.timezone,
+      return await prepareSend(templates, message, {
+        type: notification.type,
+        data: notification.data,
+        userId: notification.user_id,
+        email: prefs.email,
+        phone: prefs.phone,
+        locale: prefs.locale,
+        timezone: prefs.timezone,
+        pushSubscriptions: channel === 'push' ? found.subscriptions : undefined,
       });
-      return {
-        message,
-        outbound: {
-          deliveryId: `${notificationId}:${channel}`,
-          notificationId,
-          channel,
-          type: notification.type,
-          recipient: {
-            userId: notification.user_id,
-            email: prefs.email ?? undefined,
-            phone: prefs.phone ?? undefined,
-            pushSubscriptions: channel === 'push' ? found.subscriptions : undefined,
-          },
-          message: rendered,
-        },
-      };
     } catch (error) {
       return failed(
         message,
