@@ -9,7 +9,7 @@ import { notificationRequest, USERS, userId } from './notify-common.ts';
 import { type Round, startSystem } from './notify-deliver-system.ts';
 
 /**
- * `npm run bench -- notify-deliver [--messages=5000] [--rounds=3] [--warmup=2000] [--concurrency=64] [--deliver-after-accept]`
+ * `npm run bench -- notify-deliver [--messages=5000] [--rounds=5] [--warmup=10000] [--concurrency=64] [--deliver-after-accept]`
  *
  * End-to-end delivery with two worker processes against a bare JetStream publish-and-consume of
  * the same number of messages, in the same run, in alternating rounds (baseline, system,
@@ -24,16 +24,16 @@ import { type Round, startSystem } from './notify-deliver-system.ts';
  *   scheduler on a fresh PostgreSQL database with the local Redis and NATS, started once. Once the
  *   two workers share the e-mail topic's partitions and `warmup` notifications went through
  *   untimed (V8 has compiled the processes' code and the pools are full, as in a service that has
- *   been running), each round POSTs N notifications (`booking_reminder` e-mails to 1,000 users)
- *   over `concurrency` connections as fast as they are answered; its clock runs from the first
- *   accept until every delivery is `sent` (or `delivered`) in PostgreSQL, i.e. accepted → rendered
- *   → stored in the dev inbox → status recorded. The clients (bench/post-all.ts: keep-alive
- *   connections, one request at a time on each) are in this process: a request's body is built
- *   when it is sent (a random user and a fresh client `id`, so no request is a replay) and every
- *   answer must be `202` with the channel `queued`, or the run stops. The driver shares the two
- *   cores with the system it measures, so it does as little as a client can: node:http cost ~0.2
- *   ms of CPU per request, autocannon ~0.03 ms on a fast machine and ~0.2 ms on a slow one
- *   (bench/README.md).
+ *   been running) and the database is analyzed (as autovacuum would have done), each round POSTs
+ *   N notifications (`booking_reminder` e-mails to 1,000 users) over `concurrency` connections as
+ *   fast as they are answered; its clock runs from the first accept until every delivery is
+ *   `sent` (or `delivered`) in PostgreSQL, i.e. accepted → rendered → stored in the dev inbox →
+ *   status recorded. The clients (bench/post-all.ts: keep-alive connections, one request at a
+ *   time on each) are in this process: a request's body is built when it is sent (a random user
+ *   and a fresh client `id`, so no request is a replay) and every answer must be `202` with the
+ *   channel `queued`, or the run stops. The driver shares the two cores with the system it
+ *   measures, so it does as little as a client can: node:http cost ~0.2 ms of CPU per request,
+ *   autocannon ~0.03 ms on a fast machine and ~0.2 ms on a slow one (bench/README.md).
  *
  * Then PostgreSQL must hold a notification per request (warm-up included) with distinct client
  * ids, and the dev inbox exactly one message per notification. With
@@ -133,8 +133,12 @@ function describe(cpu: Record<string, number>): string {
 
 async function main() {
   const messages = numberFlag('messages', 5000);
-  const warmup = numberFlag('warmup', 2000);
-  const rounds = numberFlag('rounds', 3);
+  // 10 000, not 2 000: after 2 000 the first two rounds still cost 20-40 % more CPU per
+  // notification in every process than the third, so the figure depended on which rounds the
+  // median fell on; after 10 000 only the first one does. Five rounds: a slow round (this
+  // machine's speed drifts) moves the median of five less than that of three.
+  const warmup = numberFlag('warmup', 10000);
+  const rounds = numberFlag('rounds', 5);
   const concurrency = numberFlag('concurrency', 64);
   const deliverAfterAccept = process.argv.includes('--deliver-after-accept');
   console.log(

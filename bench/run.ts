@@ -108,6 +108,7 @@ async function main() {
     const baseUrl = `http://127.0.0.1:${basePort}/target`;
     await load('warm-up', { url: baseUrl, ...baseOptions, connections, duration: 2 });
     await load('warm-up', { url: `${appUrl}${path}`, ...targetOptions, connections, duration: 2 });
+    await database?.analyze();
     const rows: Figures[] = [];
     for (let round = 1; round <= rounds; round++) {
       rows.push(await load(`baseline #${round}`, { url: baseUrl, ...baseOptions, ...common }));
