@@ -28,6 +28,8 @@ export interface DatabaseOptions {
   poolSize?: number;
   /** Longest wait for a free connection; then the query fails (and the request is a 503). */
   poolWaitMs?: number;
+  /** A pooled PostgreSQL connection is closed once this old and idle (default 300; see below). */
+  connectionLifetimeSeconds?: number;
 }
 
 const INT8 = 20;
@@ -45,6 +47,12 @@ async function connectPostgres(url: string, options: DatabaseOptions): Promise<D
     max: poolSize,
     connectionTimeoutMillis: options.poolWaitMs ?? 5000,
     idleTimeoutMillis: 30_000,
+    // A connection keeps the generic plan of each prepared statement (prepared.ts) from the table
+    // sizes it first saw until statistics change. Where nothing analyzes the tables (autovacuum
+    // off, as on our CI machine), one that prepared the notify workers' batch update while the
+    // tables were nearly empty went on scanning notification_deliveries as it grew, at 2-3 times
+    // the cost (bench/README.md, "stale generic plans"). Replaced connections plan afresh.
+    maxLifetimeSeconds: options.connectionLifetimeSeconds ?? 300,
     // `public` after the schema: extensions (pg_trgm) live there once per database, so every schema
     // sees their operators; tables are still created in (and found first in) the schema.
     options: options.schema ? `-c search_path=${options.schema},public` : undefined,

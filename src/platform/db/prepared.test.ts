@@ -32,3 +32,23 @@ test('a named statement gives the same rows on its first (compiled) and later (c
   assert.deepEqual(await fragment(true), [{ n: 1 }]);
   assert.deepEqual(await fragment(false), [{ n: 2 }]);
 });
+
+test('a pooled PostgreSQL connection is replaced once past its lifetime, so its prepared statements plan afresh', async (t) => {
+  if (database.kind !== 'postgres') return t.skip('PGlite has a single connection and plans every query');
+  const short = await createDatabase({
+    databaseUrl: realServices.databaseUrl,
+    schema: database.schema,
+    poolSize: 1,
+    connectionLifetimeSeconds: 1,
+  });
+  try {
+    const backend = async () =>
+      (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(short.db)).rows[0].pid;
+    const first = await backend();
+    assert.equal(await backend(), first);
+    await new Promise((resolve) => setTimeout(resolve, 1300));
+    assert.notEqual(await backend(), first);
+  } finally {
+    await short.close();
+  }
+});
