@@ -84,6 +84,7 @@ export const notifyModule: ServiceModule = {
       log,
       maxAttempts: settings.retryDelaysMs.length + 1,
       counter,
+      batchLingerMs: settings.workerLingerMs,
     });
     for (const lane of ['realtime', 'batch'] as const) {
       for (const channel of CHANNELS) deps.metrics.watchQueueDepth(topicFor(lane, channel));

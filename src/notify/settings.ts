@@ -15,6 +15,8 @@ export interface NotifySettings {
   republishAfterMs: number;
   realtimeConcurrency: number;
   batchConcurrency: number;
+  /** Under load, how long a worker's batch of deliveries waits for more before it is written. */
+  workerLingerMs: number;
   /** Spec: attempts immediate, +1 min, +5 min, +30 min, +2 h (NOTIFY_RETRY_DELAYS_MS=60000,300000,... for tests). */
   retryDelaysMs: number[];
 }
@@ -28,8 +30,9 @@ export function loadNotifySettings(env: Env): NotifySettings {
       email: { points: int(env, 'NOTIFY_LIMIT_EMAIL_PER_DAY', 10, 1, 1_000_000), windowSec: 86_400 },
     },
     republishAfterMs: int(env, 'NOTIFY_REPUBLISH_AFTER_SECONDS', 30, 1, 3600) * 1000,
-    realtimeConcurrency: int(env, 'NOTIFY_WORKER_CONCURRENCY', 32, 1, 1000),
+    realtimeConcurrency: int(env, 'NOTIFY_WORKER_CONCURRENCY', 128, 1, 1000),
     batchConcurrency: int(env, 'NOTIFY_BATCH_CONCURRENCY', 4, 1, 1000),
+    workerLingerMs: int(env, 'NOTIFY_WORKER_LINGER_MS', 10, 0, 1000),
     retryDelaysMs: delays(env, 'NOTIFY_RETRY_DELAYS_MS', [60_000, 300_000, 1_800_000, 7_200_000]),
   };
 }

@@ -109,3 +109,30 @@ test('exclusive: a key waits while a batch holding it is written; other keys go 
   end('a2');
   await Promise.all([pair, alone]);
 });
+
+test('lingerMs: under load a batch waits for the calls of the next moments; after a quiet spell a call goes at once', async () => {
+  const batches: string[][] = [];
+  const run = createGroup<string, string>({
+    one: async (input) => {
+      batches.push([input]);
+      return input;
+    },
+    many: async (inputs) => {
+      batches.push(inputs);
+      return inputs;
+    },
+    maxInFlight: 1,
+    lingerMs: 300,
+  });
+  // Quiet: no batch in the last 10 × 300 ms, so the first call does not wait 300 ms.
+  const started = performance.now();
+  await run('first');
+  assert.ok(performance.now() - started < 200, 'a call after a quiet spell waits for nobody');
+  // Load: batches follow each other, so this one waits and takes the calls made meanwhile, which
+  // without the linger would each go in a batch of their own as they come.
+  const early = run('a');
+  await sleep(20);
+  const later = [run('b'), sleep(20).then(() => run('c'))];
+  assert.deepEqual(await Promise.all([early, ...later]), ['a', 'b', 'c']);
+  assert.deepEqual(batches, [['first'], ['a', 'b', 'c']]);
+});

@@ -29,12 +29,21 @@ export interface GroupOptions<I, O> {
   maxBatch?: number;
   /** Batches written at once; the next one forms while they run. */
   maxInFlight?: number;
+  /**
+   * Under load, how long a batch waits for more calls before it is written (default 0: it forms
+   * while the previous one is written, and goes as soon as that one is done). Only while batches
+   * follow each other closely (the last one started less than 10 × `lingerMs` ago), so a call
+   * after a quiet spell still goes at once.
+   */
+  lingerMs?: number;
 }
 
 export function createGroup<I, O>(options: GroupOptions<I, O>): (input: I) => Promise<O> {
   const { one, many, kind = () => '', key, retry = () => false } = options;
   const maxBatch = options.maxBatch ?? 200;
   const maxInFlight = options.maxInFlight ?? 2;
+  const lingerMs = options.lingerMs ?? 0;
+  let lastStart = Number.NEGATIVE_INFINITY;
   interface Waiter {
     input: I;
     resolve(output: O): void;
@@ -49,15 +58,19 @@ export function createGroup<I, O>(options: GroupOptions<I, O>): (input: I) => Pr
   function schedule() {
     if (scheduled || inFlight >= maxInFlight || queue.length === 0) return;
     scheduled = true;
-    // After the current I/O phase, so the requests parsed from the same reads all join the batch.
-    setImmediate(() => {
+    const write = () => {
       scheduled = false;
       while (inFlight < maxInFlight && queue.length > 0) {
         const batch = take();
         if (batch.length === 0) break; // every waiting key is being written: its batch's end schedules again
+        lastStart = performance.now();
         void run(batch);
       }
-    });
+    };
+    // After the current I/O phase, so the requests parsed from the same reads all join the batch;
+    // under load, `lingerMs` later.
+    if (lingerMs > 0 && performance.now() - lastStart < 10 * lingerMs) setTimeout(write, lingerMs);
+    else setImmediate(write);
   }
 
   const free = (k: string | undefined) => k === undefined || !running.has(k);
