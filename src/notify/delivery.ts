@@ -220,7 +220,7 @@ export function createDeliveryHandler(deps: {
     // PostgreSQL commits half as often (~10 % less CPU per notification in the worker and the
     // database, notify-deliver 2026-11-26). Under load it also waits `batchLingerMs` (10 ms by
     // default) for more: the API's group commit publishes ~28 messages at a time, which made
-    // batches of ~12 here; waiting gathers several of them, and the workers' and PostgreSQL's CPU
+    // batches of 10-16 here; waiting gathers several of them, and the workers' and PostgreSQL's CPU
     // per notification fell by ~15 % (bench/README.md). A batch holds at most the consumer's
     // concurrency (messages in handlers at once), so that is set well above a linger's worth.
     maxInFlight: 1,
