@@ -218,15 +218,23 @@ export function printTable(rows: Figures[]): void {
   for (const line of lines) console.log(fmt(line));
 }
 
+/** Runs one statement on a connection of its own (the statement may not run in a transaction). */
+async function runAlone(connectionString: string, statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
 /** A throwaway PostgreSQL database for one benchmark run. */
 export async function createBenchDatabase(
   serverUrl: string,
 ): Promise<{ url: string; analyze(): Promise<void>; drop(): Promise<void> }> {
   const name = `bench_${Date.now()}_${process.pid}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
+  await runAlone(serverUrl, `create database ${name}`);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   return {
@@ -237,18 +245,8 @@ export async function createBenchDatabase(
      * every pooled connection plans its prepared statements again for tables of their size
      * (bench/README.md, "stale generic plans").
      */
-    async analyze() {
-      const client = new pg.Client({ connectionString: url.toString() });
-      await client.connect();
-      await client.query('analyze');
-      await client.end();
-    },
-    async drop() {
-      const client = new pg.Client({ connectionString: serverUrl });
-      await client.connect();
-      await client.query(`drop database if exists ${name} with (force)`);
-      await client.end();
-    },
+    analyze: () => runAlone(url.toString(), 'analyze'),
+    drop: () => runAlone(serverUrl, `drop database if exists ${name} with (force)`),
   };
 }
 

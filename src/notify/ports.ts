@@ -108,8 +108,9 @@ export interface ChannelSender {
    * The batch path of a local provider (see `Provider.local`): when the channel's primary provider
    * is local and its circuit closed, `commit` gets the messages' rows (and the provider's name) to
    * store together with their deliveries' status, and answers the delivery ids it stored; the
-   * breaker counts the call like a send. Resolves to undefined when there is no such path right now (not local, circuit open or
-   * half-open): the caller sends each message with `send`, which falls back or fails fast.
+   * breaker counts the call like a send. Resolves to undefined when there is no such path right
+   * now (not local, circuit open or half-open): the caller sends each message with `send`, which
+   * falls back or fails fast.
    */
   sendLocal?(
     messages: OutboundMessage[],
