@@ -6,8 +6,8 @@ import type { Scenario } from '../run.ts';
  * (a `booking_reminder` e-mail) for a random one of 1,000 users with an e-mail address, each
  * with a new client `id` (no replays): validation, template check, preferences, the per-user
  * limit in Redis (lifted so nothing is refused), one insert of the notification and its
- * delivery, the JetStream publish (not waiting for its ack: outbox.ts). The app runs with ROLE=api, so no
- * worker competes for the CPU. Baseline: a bare Fastify POST parsing the same JSON.
+ * delivery, the JetStream publish (not waiting for its ack: outbox.ts). The app runs with
+ * ROLE=api, so no worker competes for the CPU. Baseline: a bare Fastify POST parsing the same JSON.
  */
 const headers = { 'content-type': 'application/json' };
 
