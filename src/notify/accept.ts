@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import type { Clock } from '../platform/clock.ts';
 import { platformError } from '../platform/errors.ts';
-import { nulField } from '../platform/http/input.ts';
+import { containsNul } from '../platform/http/input.ts';
 import { uuidv7 } from '../platform/ids.ts';
 import {
   CHANNELS,
@@ -279,7 +279,8 @@ function validate(request: NotificationRequest): Validated {
     errors.push({ field: 'id', message: 'must be 1-64 visible ASCII characters' });
   if (request.data === null || typeof request.data !== 'object' || Array.isArray(request.data))
     errors.push({ field: 'data', message: 'must be an object' });
-  else if (nulField('data', request.data))
+  // Without building a path per field, as nulField does: this runs for every accepted request.
+  else if (containsNul(request.data))
     errors.push({ field: 'data', message: 'must not contain the NUL character (\\u0000)' });
   if (request.send_at !== undefined && Number.isNaN(Date.parse(request.send_at)))
     errors.push({ field: 'send_at', message: 'must be an ISO 8601 date-time' });

@@ -37,6 +37,28 @@ function refusal(field: string) {
   });
 }
 
+/** Whether any string or object key inside `value` contains U+0000 (nulField without the paths). */
+export function containsNul(value: unknown): boolean {
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const item = pending.pop();
+    if (typeof item === 'string') {
+      if (item.includes('\u0000')) return true;
+      continue;
+    }
+    if (item === null || typeof item !== 'object') continue;
+    if (Array.isArray(item)) {
+      for (const inner of item) pending.push(inner);
+      continue;
+    }
+    for (const key of Object.keys(item)) {
+      if (key.includes('\u0000')) return true;
+      pending.push((item as Record<string, unknown>)[key]);
+    }
+  }
+  return false;
+}
+
 /**
  * The path of the first string or object key containing U+0000, searched depth-first (a key
  * before its value). Any depth is searched, on a stack of its own rather than the call stack.
