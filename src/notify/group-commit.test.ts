@@ -101,6 +101,24 @@ describe('group commit of accepts', () => {
     assert.equal(b.statusCode, 202, b.body);
     assert.equal(a.json().id, b.json().id);
   });
+
+  test('a replay in a shared statement is the one row not stored; the new ones of its group are', async () => {
+    const userId = await userWithEmail();
+    const earlier = order(userId);
+    const first = await t.send(earlier);
+    assert.equal(first.statusCode, 202, first.body);
+    // The user's contacts are cached now, so the replay is not looked up: it reaches the insert,
+    // meets its stored client id there, and must come back as the one row the statement skipped.
+    const fresh = Array.from({ length: 6 }, () => order(userId));
+    const responses = await Promise.all([...fresh, earlier].map((body) => t.send(body)));
+    for (const response of responses) assert.equal(response.statusCode, 202, response.body);
+    const ids = responses.map((response) => response.json().id as string);
+    assert.equal(ids[6], first.json().id);
+    assert.equal(new Set(ids.slice(0, 6)).size, 6);
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from notifications
+      where id = any(${ids.slice(0, 6)}::uuid[])`.execute(t.adapters.database.db);
+    assert.equal(rows[0].n, 6);
+  });
 });
 
 /** Distinct transactions (`xmin`) that last wrote these rows of `table`. */
