@@ -10,10 +10,11 @@ import type { NotifySettings } from './settings.ts';
  */
 export function createChannelLimits(deps: { limiter: RateLimiter; clock: Clock; settings: NotifySettings }) {
   const { limiter, clock, settings } = deps;
-  const policy = (channel: Channel): RatePolicy => ({
+  const policy = (channel: Channel, resetInMs?: number): RatePolicy => ({
     name: `notify.${channel}`,
     points: settings.limits[channel].points,
     durationSec: settings.limits[channel].windowSec,
+    resetInMs,
   });
   const window = (channel: Channel) => {
     const lengthMs = settings.limits[channel].windowSec * 1000;
@@ -21,13 +22,12 @@ export function createChannelLimits(deps: { limiter: RateLimiter; clock: Clock; 
     const index = Math.floor(now / lengthMs);
     return { index, resetMs: (index + 1) * lengthMs - now };
   };
-  const decide = async (channel: Channel, userId: string, spend: boolean): Promise<RateDecision> => {
+  const decide = (channel: Channel, userId: string, spend: boolean): Promise<RateDecision> => {
     const { index, resetMs } = window(channel);
     const key = `${userId}:${index}`;
-    const decision = spend
-      ? await limiter.consume(policy(channel), key)
-      : await limiter.peek(policy(channel), key);
-    return { ...decision, resetMs };
+    return spend
+      ? limiter.consume(policy(channel, resetMs), key)
+      : limiter.peek(policy(channel, resetMs), key);
   };
   return {
     /** Spends one send of the user's channel quota; a refusal spends nothing. */

@@ -45,6 +45,19 @@ for (const [name, make] of subjects) {
       );
     });
 
+    test("a caller's window: decisions answer its reset, and the counter ends with it", async () => {
+      const limiter = await make();
+      const policy = { name: uniqueName('p'), points: 1, durationSec: 60, resetInMs: 300 };
+      const first = await limiter.consume(policy, 'k');
+      assert.deepEqual(first, { allowed: true, limit: 1, remaining: 0, resetMs: 300 });
+      const refused = await limiter.consume({ ...policy, resetInMs: 250 }, 'k');
+      assert.deepEqual(refused, { allowed: false, limit: 1, remaining: 0, resetMs: 250 });
+      assert.equal((await limiter.peek({ ...policy, resetInMs: 200 }, 'k')).resetMs, 200);
+      await sleep(450);
+      // Ended with its window, not `durationSec` after it began.
+      assert.equal((await limiter.consume(policy, 'k')).allowed, true);
+    });
+
     test('keys are independent and peek spends nothing', async () => {
       const limiter = await make();
       const policy = { name: uniqueName('p'), points: 2, durationSec: 60 };

@@ -7,6 +7,12 @@ export interface RatePolicy {
   name: string;
   points: number;
   durationSec: number;
+  /**
+   * For windows the caller keeps (aligned to its clock, the window named in the key): ms until
+   * this key's window ends. The counter is given that expiry when it is created and the
+   * decisions answer it as `resetMs`, so the limiter never reads the expiry back.
+   */
+  resetInMs?: number;
 }
 
 export interface RateDecision {
@@ -43,30 +49,41 @@ export function createMemoryRateLimiter(): RateLimiter {
  * Spends for each key what rate-limiter-flexible's consume followed by its reward on a refusal
  * did, on the same counters (an integer with the window's TTL), in one script for many keys, in
  * order: a refusal is taken back at once, so it spends nothing. ARGV holds points, limit and
- * duration (seconds, 0: no expiry) per key; each key answers {allowed, consumed, pttl}.
+ * expiry per key: the duration in seconds (0: none), or minus the ms left of a caller's window
+ * (`resetInMs`). The answer is flat, {allowed, consumed, pttl} per key (0 for a caller's window).
  * A new counter gets its TTL from the `pttl` = -1 branch (`incrby` creates it without one) rather
  * than from a `set … EX … NX` before every `incrby`: each `redis.call` costs ~2 µs of Lua
  * overhead in Redis, and the `set` was run for every key, new or not (16-key calls: 137-178 ->
- * 102-124 µs of Redis time each).
+ * 102-124 µs of Redis time each). A caller's window needs no `pttl` at all: its counter is new
+ * exactly when `incrby` answers the points it added (or was refunded to 0 in the same window,
+ * and gets the same window end again).
  */
 const CONSUME_MANY = `local result = {}
 for i = 1, #KEYS do
   local key = KEYS[i]
   local points = tonumber(ARGV[i * 3 - 2])
   local limit = tonumber(ARGV[i * 3 - 1])
-  local duration = tonumber(ARGV[i * 3])
+  local expiry = tonumber(ARGV[i * 3])
   local consumed = redis.call('incrby', key, points)
+  local created = consumed == points
   local allowed = 1
   if consumed > limit then
     consumed = redis.call('decrby', key, points)
     allowed = 0
   end
-  local ttl = redis.call('pttl', key)
-  if ttl == -1 and duration > 0 then
-    redis.call('expire', key, duration)
-    ttl = 1000 * duration
+  local ttl = 0
+  if expiry < 0 then
+    if created then redis.call('pexpire', key, -expiry) end
+  else
+    ttl = redis.call('pttl', key)
+    if ttl == -1 and expiry > 0 then
+      redis.call('expire', key, expiry)
+      ttl = 1000 * expiry
+    end
   end
-  result[i] = {allowed, consumed, ttl}
+  result[i * 3 - 2] = allowed
+  result[i * 3 - 1] = consumed
+  result[i * 3] = ttl
 end
 return result`;
 
@@ -76,7 +93,7 @@ interface Spend {
   points: number;
 }
 
-type ConsumeMany = (keyCount: number, ...args: (string | number)[]) => Promise<[number, number, number][]>;
+type ConsumeMany = (keyCount: number, ...args: (string | number)[]) => Promise<number[]>;
 
 export function createRedisRateLimiter(redis: Redis, prefix: string): RateLimiter {
   const counter = (policy: RatePolicy, key: string) => `${prefix}:rl:${policy.name}:${key}`;
@@ -98,13 +115,17 @@ export function createRedisRateLimiter(redis: Redis, prefix: string): RateLimite
   );
   async function spendAll(spends: Spend[]): Promise<RateDecision[]> {
     const keys = spends.map((s) => counter(s.policy, s.key));
-    const args = spends.flatMap((s) => [s.points, s.policy.points, s.policy.durationSec]);
+    const args = spends.flatMap(({ points, policy }) => [
+      points,
+      policy.points,
+      policy.resetInMs === undefined ? policy.durationSec : -Math.max(1, Math.ceil(policy.resetInMs)),
+    ]);
     const results = await consumeMany(keys.length, ...keys, ...args);
-    return results.map(([allowed, consumed, ttl], i) => ({
-      allowed: allowed === 1,
-      limit: spends[i].policy.points,
-      remaining: Math.max(0, spends[i].policy.points - consumed),
-      resetMs: Math.max(0, ttl),
+    return spends.map(({ policy }, i) => ({
+      allowed: results[i * 3] === 1,
+      limit: policy.points,
+      remaining: Math.max(0, policy.points - results[i * 3 + 1]),
+      resetMs: policy.resetInMs ?? Math.max(0, results[i * 3 + 2]),
     }));
   }
   // The consumes of concurrent requests share one script call (group commit, as for the
@@ -145,14 +166,16 @@ function wrap(
     allowed,
     limit: policy.points,
     remaining: res ? Math.max(0, res.remainingPoints) : policy.points,
-    resetMs: res ? Math.max(0, res.msBeforeNext) : policy.durationSec * 1000,
+    resetMs: policy.resetInMs ?? (res ? Math.max(0, res.msBeforeNext) : policy.durationSec * 1000),
   });
   return {
     kind,
     async consume(policy, key, points = 1) {
       const limiter = limiterFor(policy);
+      // A new counter of a caller's window lasts until that window ends (seconds, fractions too).
+      const expiry = policy.resetInMs === undefined ? undefined : { customDuration: policy.resetInMs / 1000 };
       try {
-        return decision(policy, await limiter.consume(key, points), true);
+        return decision(policy, await limiter.consume(key, points, expiry), true);
       } catch (rejection) {
         if (!(rejection instanceof RateLimiterRes)) throw rejection;
         // rate-limiter-flexible counts refused points too; give them back so a refusal spends nothing.
