@@ -47,13 +47,14 @@ for (const [name, make] of subjects) {
 
     test("a caller's window: decisions answer its reset, and the counter ends with it", async () => {
       const limiter = await make();
-      const policy = { name: uniqueName('p'), points: 1, durationSec: 60, resetInMs: 300 };
+      // A 1 s window, so a slow machine between the first two calls cannot end it early.
+      const policy = { name: uniqueName('p'), points: 1, durationSec: 60, resetInMs: 1000 };
       const first = await limiter.consume(policy, 'k');
-      assert.deepEqual(first, { allowed: true, limit: 1, remaining: 0, resetMs: 300 });
-      const refused = await limiter.consume({ ...policy, resetInMs: 250 }, 'k');
-      assert.deepEqual(refused, { allowed: false, limit: 1, remaining: 0, resetMs: 250 });
-      assert.equal((await limiter.peek({ ...policy, resetInMs: 200 }, 'k')).resetMs, 200);
-      await sleep(450);
+      assert.deepEqual(first, { allowed: true, limit: 1, remaining: 0, resetMs: 1000 });
+      const refused = await limiter.consume({ ...policy, resetInMs: 950 }, 'k');
+      assert.deepEqual(refused, { allowed: false, limit: 1, remaining: 0, resetMs: 950 });
+      assert.equal((await limiter.peek({ ...policy, resetInMs: 900 }, 'k')).resetMs, 900);
+      await sleep(1200);
       // Ended with its window, not `durationSec` after it began.
       assert.equal((await limiter.consume(policy, 'k')).allowed, true);
     });
