@@ -172,8 +172,10 @@ function wrap(
     kind,
     async consume(policy, key, points = 1) {
       const limiter = limiterFor(policy);
-      // A new counter of a caller's window lasts until that window ends (seconds, fractions too).
-      const expiry = policy.resetInMs === undefined ? undefined : { customDuration: policy.resetInMs / 1000 };
+      // A new counter of a caller's window lasts until that window ends (seconds, fractions too;
+      // at least 1 ms, as on Redis: a duration of 0 would keep it forever).
+      const expiry =
+        policy.resetInMs === undefined ? undefined : { customDuration: Math.max(1, policy.resetInMs) / 1000 };
       try {
         return decision(policy, await limiter.consume(key, points, expiry), true);
       } catch (rejection) {
