@@ -8,10 +8,14 @@ import {
   startLoad,
   tally,
   terminateBackends,
-  waitForRecovery,
 } from './harness.ts';
 import { assertTicketsKept, enterCar, plate } from './parking-workload.ts';
-import { assertPastesKept, createPaste, startPasteServer } from './paste-workload.ts';
+import {
+  assertPastesKept,
+  createPaste,
+  pasteProbesUntilRecovered,
+  startPasteServer,
+} from './paste-workload.ts';
 
 test('PostgreSQL backends terminated mid-load: answers stay honest, nothing accepted is lost, the pool recovers', {
   skip: faultSkipReason(),
@@ -41,8 +45,8 @@ test('PostgreSQL backends terminated mid-load: answers stay honest, nothing acce
     t.diagnostic(serverErrors(target.server.output()));
   assertHonest(answers);
   assertHonest(entries);
-  await waitForRecovery(async () => (await createPaste(target.server)('after the fault')).status === 201);
-  const kept = await assertPastesKept(target.server, target.schema, answers);
+  const probes = await pasteProbesUntilRecovered(target.server);
+  const kept = await assertPastesKept(target.server, target.schema, answers, probes);
   const parked = await assertTicketsKept(target.server, target.schema, entries);
   t.diagnostic(
     `pastes accepted ${kept.accepted}, stored ${kept.stored}; tickets accepted ${parked.accepted}, stored ${parked.stored}`,

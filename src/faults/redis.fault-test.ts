@@ -1,8 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { assertHonest, faultSkipReason, restartRedis, startLoad, tally, waitForRecovery } from './harness.ts';
-import { assertPastesKept, createPaste, startPasteServer } from './paste-workload.ts';
+import { assertHonest, faultSkipReason, restartRedis, startLoad, tally } from './harness.ts';
+import {
+  assertPastesKept,
+  createPaste,
+  pasteProbesUntilRecovered,
+  startPasteServer,
+} from './paste-workload.ts';
 
 test('Redis restarted mid-load: answers stay honest, nothing accepted is lost, the app reconnects', {
   skip: faultSkipReason(),
@@ -17,9 +22,9 @@ test('Redis restarted mid-load: answers stay honest, nothing accepted is lost, t
   t.diagnostic(`answers: ${JSON.stringify(tally(answers))}`);
 
   assertHonest(answers);
-  await waitForRecovery(async () => (await createPaste(target.server)('after the fault')).status === 201);
+  const probes = await pasteProbesUntilRecovered(target.server);
   const ready = await fetch(`${target.server.url}/health/ready`);
   assert.equal(ready.status, 200, 'readiness recovers once Redis is back');
-  const kept = await assertPastesKept(target.server, target.schema, answers);
+  const kept = await assertPastesKept(target.server, target.schema, answers, probes);
   t.diagnostic(`accepted ${kept.accepted}, stored ${kept.stored}`);
 });
