@@ -118,7 +118,7 @@ export function createRedisRateLimiter(redis: Redis, prefix: string): RateLimite
     const args = spends.flatMap(({ points, policy }) => [
       points,
       policy.points,
-      policy.resetInMs === undefined ? policy.durationSec : -Math.max(1, Math.ceil(policy.resetInMs)),
+      policy.resetInMs === undefined ? policy.durationSec : -windowExpiryMs(policy.resetInMs),
     ]);
     const results = await consumeMany(keys.length, ...keys, ...args);
     return spends.map(({ policy }, i) => ({
@@ -141,6 +141,11 @@ export function createRedisRateLimiter(redis: Redis, prefix: string): RateLimite
       return spend({ policy, key, points });
     },
   };
+}
+
+/** A caller's window as its counter's expiry: whole ms, at least 1 (an expiry of 0 would keep it forever). */
+function windowExpiryMs(resetInMs: number): number {
+  return Math.max(1, Math.ceil(resetInMs));
 }
 
 function options(policy: RatePolicy) {
@@ -172,10 +177,11 @@ function wrap(
     kind,
     async consume(policy, key, points = 1) {
       const limiter = limiterFor(policy);
-      // A new counter of a caller's window lasts until that window ends (seconds, fractions too;
-      // at least 1 ms, as on Redis: a duration of 0 would keep it forever).
+      // A new counter of a caller's window lasts until that window ends (seconds, fractions too).
       const expiry =
-        policy.resetInMs === undefined ? undefined : { customDuration: Math.max(1, policy.resetInMs) / 1000 };
+        policy.resetInMs === undefined
+          ? undefined
+          : { customDuration: windowExpiryMs(policy.resetInMs) / 1000 };
       try {
         return decision(policy, await limiter.consume(key, points, expiry), true);
       } catch (rejection) {
