@@ -118,6 +118,10 @@ describe('group commit of accepts', () => {
     const { rows } = await sql<{ n: number }>`select count(*)::int as n from notifications
       where id = any(${ids.slice(0, 6)}::uuid[])`.execute(t.adapters.database.db);
     assert.equal(rows[0].n, 6);
+    // The statement that met the taken client id went again skipping it, rather than each of its
+    // rows going alone.
+    const count = await transactions(ids.slice(0, 6));
+    assert.ok(count <= 3, `6 new accepts took ${count} transactions`);
   });
 });
 

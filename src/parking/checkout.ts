@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { isUniqueViolation } from '../platform/db/errors.ts';
 import { AppError } from '../platform/errors.ts';
-import { isUniqueViolation, panelOrThrow, plateOrThrow } from './checks.ts';
+import { panelOrThrow, plateOrThrow } from './checks.ts';
 import { err } from './errors.ts';
 import type { CardDetails, GatewayPayment, PaymentOutcome } from './payments-port.ts';
 import { elapsedMs, feeFor } from './pricing.ts';

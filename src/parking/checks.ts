@@ -30,10 +30,3 @@ export function alreadyParked(plate: string) {
     `${plate} is already parked here; it must exit before it can enter again`,
   );
 }
-
-/** A unique violation from node-postgres or PGlite, optionally of one constraint (index). */
-export function isUniqueViolation(error: unknown, constraint?: string): boolean {
-  const e = error as { code?: string; constraint?: string; message?: string } | undefined;
-  if (e?.code !== '23505') return false;
-  return constraint === undefined || e.constraint === constraint || !!e.message?.includes(constraint);
-}

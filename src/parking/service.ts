@@ -1,9 +1,10 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../platform/clock.ts';
+import { isUniqueViolation } from '../platform/db/errors.ts';
 import { uuidv7 } from '../platform/ids.ts';
 import { type Need, offerRank, unfitNeeds, type VehicleType } from './allocation.ts';
 import { createCheckout } from './checkout.ts';
-import { alreadyParked, isUniqueViolation, panelOrThrow, plateOrThrow } from './checks.ts';
+import { alreadyParked, panelOrThrow, plateOrThrow } from './checks.ts';
 import { createEntryBatcher } from './entry-batch.ts';
 import { err } from './errors.ts';
 import type { ParkingEvents } from './events.ts';

@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { Counter, type Registry } from 'prom-client';
 import type { Clock } from '../platform/clock.ts';
+import { isUniqueViolation } from '../platform/db/errors.ts';
 import type { RateDecision, RateLimiter, RatePolicy } from '../platform/ratelimit/index.ts';
 import { createBatcher } from './batcher.ts';
 import { checkText, packContent, type StoredContent } from './content.ts';
@@ -206,7 +207,7 @@ export function createPasteService(deps: PasteServiceDeps) {
           await inserts.add({ paste: row, content });
         } catch (error) {
           // Only if the id key changed (APP_SECRET rotated) can a new id meet an old one: take the next.
-          if (attempt < 5 && isShortUrlConflict(error)) continue;
+          if (attempt < 5 && isUniqueViolation(error, 'pastes_short_url_key')) continue;
           throw error;
         }
         await reads.prime(
@@ -371,9 +372,4 @@ export function gone(reason: 'expired' | 'deleted' | 'burned') {
     detail: reason === 'burned' ? 'The paste was burned after it was read' : 'The paste was deleted',
     extras: { reason },
   });
-}
-
-function isShortUrlConflict(error: unknown): boolean {
-  const e = error as { code?: string; constraint?: string; message?: string };
-  return e?.code === '23505' && `${e.constraint ?? ''}${e.message ?? ''}`.includes('short_url');
 }
