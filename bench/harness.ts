@@ -95,6 +95,7 @@ export async function startProcess(
   env: Record<string, string | undefined>,
   readyUrl: string,
   timeoutMs = 90_000,
+  cwd?: string,
 ): Promise<ChildProcess> {
   // Servers on core 0, the load generator (this process) on core 1, when taskset exists, so
   // the two do not trade places on the CPUs between runs (it halves the run-to-run spread).
@@ -102,6 +103,7 @@ export async function startProcess(
     ? (['taskset', ['-c', '0', process.execPath, ...args]] as const)
     : ([process.execPath, args] as const);
   const child = spawn(pinned[0], [...pinned[1]], {
+    cwd,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
