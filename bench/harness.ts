@@ -147,10 +147,11 @@ export async function startProcess(
  * The app (`node src/main.ts`) on a free port with what every benchmark gives it (local address,
  * warnings-only log, no backends until `env` names them); `env` adds or overrides settings.
  * `profile`: with BENCH_PROFILE_DIR set, the process writes a CPU profile there when it stops.
+ * `cwd`: another checkout of the code to run (default: this one).
  */
 export async function startBenchApp(
   env: Record<string, string>,
-  options: { profile?: boolean } = {},
+  options: { profile?: boolean; cwd?: string } = {},
 ): Promise<{ child: ChildProcess; base: string }> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
@@ -170,6 +171,8 @@ export async function startBenchApp(
       ...(profileDir ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` } : {}),
     },
     `${base}/health/live`,
+    90_000,
+    options.cwd,
   );
   return { child, base };
 }

@@ -9,7 +9,7 @@ import {
   numberFlag,
   pinSelf,
   startBaseline,
-  startProcess,
+  startBenchApp,
   stopProcess,
 } from './harness.ts';
 import { createUsers, notificationBody, notifyProcessEnv } from './notify-common.ts';
@@ -45,21 +45,9 @@ interface Target {
 async function startCheckout(name: string, dir: string, index: number): Promise<Target> {
   const database = await createBenchDatabase(BENCH_SERVICES.postgres);
   const namespace = `notifyab_${Date.now()}_${index}`;
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const child = await startProcess(
-    ['src/main.ts'],
-    {
-      ...notifyProcessEnv('api', namespace, database.url),
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      BASE_URL: base,
-      LOG_LEVEL: 'warn',
-    },
-    `${base}/health/live`,
-    90_000,
-    resolve(dir),
-  );
+  const { child, base } = await startBenchApp(notifyProcessEnv('api', namespace, database.url), {
+    cwd: resolve(dir),
+  });
   await createUsers(base);
   const cleanup = async () => {
     await dropNatsNamespace(namespace);
