@@ -4,6 +4,9 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import { modulesFor, SERVICE_LINKS } from './modules.ts';
 import type { Adapters } from './platform/adapters.ts';
+import { registerGuestRoute } from './platform/auth/guests.ts';
+import { registerAuth } from './platform/auth/index.ts';
+import { registerSignIn } from './platform/auth/sign-in.ts';
 import type { Config } from './platform/config.ts';
 import { migrateModule } from './platform/db/migrate.ts';
 import { platformError } from './platform/errors.ts';
@@ -15,8 +18,6 @@ import { registerProblemHandlers, sendProblem, sendRawProblem, toAppError } from
 import { requestIdFor } from './platform/http/request-id.ts';
 import { registerSecurityHeaders } from './platform/http/security.ts';
 import { createSseHub } from './platform/http/sse.ts';
-import { registerGuestRoute } from './platform/identity/routes.ts';
-import { createUserTokens } from './platform/identity/tokens.ts';
 import { createScheduler, type Scheduler } from './platform/jobs/index.ts';
 import { platformMigrations } from './platform/migrations.ts';
 import type { HealthCheck, ModuleInstance, PlatformDeps, ServiceModule } from './platform/module.ts';
@@ -129,6 +130,8 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
   const sse = createSseHub();
   let closing = false;
   registerSecurityHeaders(app);
+  // Before any route: its onRoute hook installs each route's credential check.
+  const auth = registerAuth(app, { config, limiter: adapters.limiter, clock: adapters.clock });
   registerProblemHandlers(app, [registerRequestMetrics(app, metrics)]);
   registerInputGuards(app);
   registerIdempotency(app, db, adapters.clock, `idempotency:${config.secret}`);
@@ -136,13 +139,13 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
   registerPages(
     app,
     SERVICE_LINKS.map(({ title, href }) => ({ title, href })),
+    { development: config.development },
   );
-  await registerOpenApi(app, config.baseUrl);
+  await registerOpenApi(app, config.baseUrl, () => auth.securitySchemes());
 
   const instances = new Map<string, ModuleInstance>();
   const apis = new Map<string, unknown>(Object.entries(stubs));
-  const userTokens = createUserTokens(config.secret);
-  const deps: PlatformDeps = { ...adapters, config, log: app.log, metrics, sse, userTokens, modules: apis };
+  const deps: PlatformDeps = { ...adapters, config, log: app.log, metrics, sse, auth, modules: apis };
   for (const module of modules) {
     const instance = await module.create(deps);
     instances.set(module.name, instance);
@@ -157,7 +160,8 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
     () => closing,
   );
   if (options.routes !== false) {
-    registerGuestRoute(app, userTokens);
+    registerGuestRoute(app, auth.userTokens);
+    registerSignIn(app, auth);
     for (const instance of instances.values()) await instance.routes?.(app);
   }
   if (!app.hasRoute({ method: 'GET', url: '/' })) {

@@ -110,7 +110,7 @@ export const bookingModule: ServiceModule = {
         searchRoutes(app, search);
         seatsRoutes(app, seats, { maxSeats: settings.maxSeatsPerHold, adminApiKey: config.adminApiKey });
         waitingRoomRoutes(app, waitingRoom, live);
-        bookingsRoutes(app, bookings, { adminApiKey: config.adminApiKey, userTokens: deps.userTokens });
+        bookingsRoutes(app, bookings, { adminApiKey: config.adminApiKey, userTokens: deps.auth.userTokens });
         pageRoutes(app, { catalogue, search, seats, bookings, settings, clock });
       },
       jobs: [

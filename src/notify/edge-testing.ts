@@ -50,8 +50,8 @@ export async function createEdgeHarness(options: { openapi?: boolean } = {}): Pr
   registerProblemHandlers(app);
   registerInputGuards(app);
   await app.register(formbody);
-  registerPages(app, [{ title: 'Notifications', href: '/notify' }]);
-  if (options.openapi) await registerOpenApi(app, 'http://localhost');
+  registerPages(app, [{ title: 'Notifications', href: '/notify' }], { development: true });
+  if (options.openapi) await registerOpenApi(app, 'http://localhost', () => ({}));
   return {
     database,
     db: database.db,

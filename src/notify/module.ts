@@ -101,7 +101,7 @@ export const notifyModule: ServiceModule = {
       api,
       async routes(app) {
         const { adminApiKey, env, secret } = deps.config;
-        notifyRoutes(app, service, preferences, { adminApiKey, userTokens: deps.userTokens });
+        notifyRoutes(app, service, preferences, { adminApiKey, userTokens: deps.auth.userTokens });
         templateRoutes(app, { db, renderer: templateStore, clock, adminApiKey });
         await providerRoutes(app, { env, secret, db, clock, onReceipt, adminApiKey });
         notifyPages(app, {

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Static } from 'typebox';
-import type { UserTokens } from '../platform/identity/tokens.ts';
+import type { UserTokens } from '../platform/auth/user-tokens.ts';
 import type { NotificationAccepted, NotificationRequest } from './api.ts';
 import { err } from './errors.ts';
 import type { PreferencesService } from './preferences.ts';

@@ -1,5 +1,16 @@
 import { createHmac } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { isIP } from 'node:net';
+import {
+  DEV_KEYS,
+  DEV_OPERATOR_KEYS,
+  DEV_SERVICE_KEYS,
+  type KeyGrant,
+  OPERATOR_SCOPES,
+  parseKeyGrants,
+  SERVICE_SCOPES,
+} from './auth/keys.ts';
+import { refuseUnsafeProduction } from './auth/production.ts';
 
 export const SERVICE_NAMES = ['paste', 'notify', 'booking', 'parking'] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
@@ -31,8 +42,15 @@ export interface Config {
   /** Secret for signatures and keyed bijections; the embedded default is fine for a laptop, not for production. */
   secret: string;
   adminApiKey: string;
+  /** Service API keys (`SERVICE_KEYS`) with their scopes: other services and back offices. */
+  serviceKeys: KeyGrant[];
+  /** Operator keys (`OPERATOR_KEYS`): door staff, parking panels and attendants. */
+  operatorKeys: KeyGrant[];
+  /** Not production: the documented development keys work and pages sign in by themselves. */
+  development: boolean;
   bodyLimitBytes: number;
-  trustProxy: boolean;
+  /** Fastify's `trustProxy`: false, the proxies' addresses/CIDRs, or a hop count (as a function). */
+  trustProxy: boolean | string[] | ((address: string, hop: number) => boolean);
   shutdownTimeoutMs: number;
   /** How long a card payment waits for the gateway before answering PENDING (payments). */
   paymentTimeoutMs: number;
@@ -63,8 +81,8 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: Env = pr
   const get = (flag: string, name: string): string | undefined => flags[flag] ?? env[name];
   const port = int('PORT', get('port', 'PORT') ?? '3000', 0, 65535);
   const host = get('host', 'HOST') ?? '0.0.0.0';
-  const secret = minLength('APP_SECRET', env.APP_SECRET ?? 'dev-secret-change-me-in-production', 16);
-  return {
+  const secret = minLength('APP_SECRET', env.APP_SECRET || 'dev-secret-change-me-in-production', 16);
+  const config: Config = {
     port,
     host,
     baseUrl: url('BASE_URL', get('base-url', 'BASE_URL') ?? `http://localhost:${port}`).replace(/\/$/, ''),
@@ -91,9 +109,12 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: Env = pr
     natsUrl: optionalUrl('NATS_URL', env.NATS_URL, ['nats:', 'tls:']),
     namespace: pattern('NAMESPACE', env.NAMESPACE ?? 'app', /^[a-z][a-z0-9_]{0,30}$/),
     secret,
-    adminApiKey: minLength('ADMIN_API_KEY', env.ADMIN_API_KEY ?? 'dev-admin-key', 8),
+    adminApiKey: minLength('ADMIN_API_KEY', env.ADMIN_API_KEY || DEV_KEYS.admin, 8),
+    serviceKeys: parseKeyGrants('SERVICE_KEYS', env.SERVICE_KEYS || DEV_SERVICE_KEYS, SERVICE_SCOPES),
+    operatorKeys: parseKeyGrants('OPERATOR_KEYS', env.OPERATOR_KEYS || DEV_OPERATOR_KEYS, OPERATOR_SCOPES),
+    development: env.NODE_ENV !== 'production',
     bodyLimitBytes: int('BODY_LIMIT_BYTES', env.BODY_LIMIT_BYTES ?? String(11 * 1024 * 1024), 1024, 2 ** 30),
-    trustProxy: bool('TRUST_PROXY', env.TRUST_PROXY ?? 'false'),
+    trustProxy: trustProxy(env.TRUST_PROXY ?? 'false'),
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', env.SHUTDOWN_TIMEOUT_MS ?? '10000', 100, 600_000),
     testClock: testClock(env),
     paymentTimeoutMs: int('PAYMENT_TIMEOUT_MS', env.PAYMENT_TIMEOUT_MS ?? '10000', 10, 120_000),
@@ -102,6 +123,40 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: Env = pr
       : createHmac('sha256', secret).update('payments.webhook').digest('base64url'),
     env,
   };
+  refuseUnsafeProduction(config);
+  return config;
+}
+
+/**
+ * `TRUST_PROXY`: how far to believe `X-Forwarded-For`. A hop count (1: the edge proxy in front)
+ * or the proxies' addresses; `true` believes every hop, so any client could pick its own
+ * address (and rate-limit key); production refuses it.
+ */
+function trustProxy(raw: string): Config['trustProxy'] {
+  const value = raw.trim();
+  if (['false', 'no', ''].includes(value)) return false;
+  if (value === 'true' || value === 'yes') return true;
+  if (/^\d+$/.test(value)) {
+    const hops = int('TRUST_PROXY', value, 0, 16);
+    // The client is the address `hops` proxies back from this server (what a hop count means in proxy-addr).
+    return (_address, hop) => hop < hops;
+  }
+  const proxies = value.split(',').map((item) => item.trim());
+  for (const proxy of proxies) {
+    const [address, bits, extra] = proxy.split('/');
+    const family = isIP(address);
+    const maxBits = family === 6 ? 128 : 32;
+    if (
+      !family ||
+      extra !== undefined ||
+      (bits !== undefined && !(/^\d+$/.test(bits) && Number(bits) <= maxBits))
+    ) {
+      throw new ConfigError(
+        `TRUST_PROXY must be false, a hop count, or proxy addresses/CIDRs separated by commas, got "${raw}"`,
+      );
+    }
+  }
+  return proxies;
 }
 
 function testClock(env: Env): boolean {

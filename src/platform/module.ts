@@ -1,9 +1,9 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Adapters } from './adapters.ts';
+import type { Auth } from './auth/index.ts';
 import type { Config, ServiceName } from './config.ts';
 import type { Migrations } from './db/migrate.ts';
 import type { SseHub } from './http/sse.ts';
-import type { UserTokens } from './identity/tokens.ts';
 import type { JobDefinition } from './jobs/index.ts';
 import type { Metrics } from './observability/metrics.ts';
 import type { Consumer } from './queue/index.ts';
@@ -19,8 +19,8 @@ export interface PlatformDeps extends Adapters {
   log: FastifyBaseLogger;
   metrics: Metrics;
   sse: SseHub;
-  /** Proof of who a user is, for routes that show one user's data. */
-  userTokens: UserTokens;
+  /** Credentials: user tokens, staff sessions, a module's own account scheme (routes declare `config.access`). */
+  auth: Auth;
   /** Public APIs of modules created earlier in this process (e.g. booking uses notify's). */
   modules: ReadonlyMap<string, unknown>;
 }

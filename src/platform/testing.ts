@@ -4,9 +4,9 @@ import { connect } from '@nats-io/transport-node';
 import pg from 'pg';
 import { type App, buildApp } from '../app.ts';
 import { type AdapterOptions, type Adapters, createAdapters } from './adapters.ts';
+import { createUserTokens } from './auth/user-tokens.ts';
 import { type Clock, createTestClock, type TestClock } from './clock.ts';
 import { type Config, loadConfig, type ServiceName } from './config.ts';
-import { createUserTokens } from './identity/tokens.ts';
 import type { ServiceModule } from './module.ts';
 
 /**

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import type { UserTokens } from '../../platform/identity/tokens.ts';
+import type { UserTokens } from '../../platform/auth/user-tokens.ts';
 import { ADMIN, requireAdminKey } from '../admin.ts';
 import { IdParams, Uuid } from '../catalogue/schemas.ts';
 import {

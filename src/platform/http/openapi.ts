@@ -1,9 +1,14 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import type { SecurityScheme } from '../auth/access.ts';
 
 /** OpenAPI generated from the route schemas, at /openapi.json, with Swagger UI at /docs. */
-export async function registerOpenApi(app: FastifyInstance, baseUrl: string): Promise<void> {
+export async function registerOpenApi(
+  app: FastifyInstance,
+  baseUrl: string,
+  securitySchemes: () => Record<string, SecurityScheme>,
+): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -14,13 +19,15 @@ export async function registerOpenApi(app: FastifyInstance, baseUrl: string): Pr
           'Text sharing, notifications, seat booking and parking. Errors are RFC 9457 problem+json.',
       },
       servers: [{ url: baseUrl }],
-      components: {
-        securitySchemes: {
-          apiKey: { type: 'http', scheme: 'bearer', description: 'A user API key' },
-          userToken: { type: 'http', scheme: 'bearer', description: 'A user token (POST /api/v1/guests)' },
-          adminKey: { type: 'apiKey', in: 'header', name: 'x-admin-key', description: 'The admin API key' },
-        },
-      },
+    },
+    // Modules add their own account schemes while they are created, after this registration.
+    transformObject: (document) => {
+      if (!('openapiObject' in document)) return document.swaggerObject;
+      document.openapiObject.components = {
+        ...document.openapiObject.components,
+        securitySchemes: securitySchemes(),
+      };
+      return document.openapiObject;
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: false });

@@ -26,9 +26,9 @@ export const views = new Eta({
   autoTrim: false,
 });
 
-export function registerPages(app: FastifyInstance, nav: NavLink[]): void {
+export function registerPages(app: FastifyInstance, nav: NavLink[], site: { development: boolean }): void {
   app.decorateReply('page', function (this, template: string, data: Record<string, unknown> = {}) {
-    const html = views.render(template, { nav, ...data });
+    const html = views.render(template, { nav, development: site.development, ...data });
     return this.headers(PAGE_HEADERS).type('text/html; charset=utf-8').send(html);
   });
   serveStatic(app, 'platform', new URL('./static/', import.meta.url));

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import type { UserTokens } from './tokens.ts';
+import type { UserTokens } from './user-tokens.ts';
 
 const Guest = Type.Object({
   user_id: Type.String({ format: 'uuid' }),
