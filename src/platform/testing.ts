@@ -4,6 +4,7 @@ import { connect } from '@nats-io/transport-node';
 import pg from 'pg';
 import { type App, buildApp } from '../app.ts';
 import { type AdapterOptions, type Adapters, createAdapters } from './adapters.ts';
+import { DEV_KEYS } from './auth/keys.ts';
 import { createUserTokens } from './auth/user-tokens.ts';
 import { type Clock, createTestClock, type TestClock } from './clock.ts';
 import { type Config, loadConfig, type ServiceName } from './config.ts';
@@ -107,6 +108,10 @@ export interface TestApp {
   config: Config;
   /** Headers proving the request comes from `userId` (its signed user token). */
   asUser(userId: string): { authorization: string };
+  /** Headers of the development service key (every scope), operator key (every scope) and admin key. */
+  asService: { 'x-api-key': string };
+  asOperator: { 'x-operator-key': string };
+  asAdmin: { 'x-admin-key': string };
   close(): Promise<void>;
 }
 
@@ -143,6 +148,9 @@ export async function createTestApp(
     clock,
     config,
     asUser: (userId) => ({ authorization: `Bearer ${createUserTokens(config.secret).issue(userId)}` }),
+    asService: { 'x-api-key': DEV_KEYS.service },
+    asOperator: { 'x-operator-key': DEV_KEYS.operator },
+    asAdmin: { 'x-admin-key': config.adminApiKey },
     async close() {
       await app.close();
       await adapters.close();
