@@ -84,10 +84,16 @@ export function registerAuth(
     if (isPublicOnly(access)) return;
     // A page (hidden from the API description) sends a browser to the sign-in page instead of a 401.
     const page = route.schema?.hide === true;
-    const check = async (request: FastifyRequest, reply: FastifyReply) => {
-      const caller = await authenticate(request, reply, access, page);
-      if (caller === undefined) return reply;
-      request.caller = caller;
+    // Callback style, so a public request that carries no credential (a paste read) goes on
+    // without a promise; anything else is proven before the body is read.
+    const check = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
+      if (access.public && !carriesCredential(request, access)) return done();
+      authenticate(request, reply, access, page).then((caller) => {
+        // No caller: a page was redirected to the sign-in page, and that reply is sent.
+        if (caller === undefined) return;
+        request.caller = caller;
+        done();
+      }, done);
     };
     const existing = route.onRequest === undefined ? [] : [route.onRequest].flat();
     route.onRequest = [check, ...existing] as RouteOptions['onRequest'];
@@ -269,6 +275,18 @@ export function registerAuth(
       ...Object.fromEntries([...accountSchemes.values()].map((scheme) => [scheme.name, scheme.openapi])),
     }),
   };
+}
+
+function carriesCredential(request: FastifyRequest, access: Access): boolean {
+  const headers = request.headers;
+  return (
+    ((access.user || access.account) && headers.authorization !== undefined) ||
+    (access.service && headers['x-api-key'] !== undefined) ||
+    (access.operator && headers['x-operator-key'] !== undefined) ||
+    (access.admin && headers['x-admin-key'] !== undefined) ||
+    ((access.operator || access.admin) && headers.cookie !== undefined) ||
+    false
+  );
 }
 
 function isPublicOnly(access: Access): boolean {
