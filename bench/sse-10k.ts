@@ -14,7 +14,12 @@ import { mib, rssOf, startApp } from './standalone.ts';
  */
 async function main() {
   const total = numberFlag('connections', 10_000);
-  const app = await startApp('booking', { BOOKING_DEMO: 'false', BOOKING_QUEUE_CAPACITY: '100' });
+  const app = await startApp('booking', {
+    BOOKING_DEMO: 'false',
+    BOOKING_QUEUE_CAPACITY: '100',
+    // Every stream comes from this one address.
+    SSE_MAX_PER_ADDRESS: String(total + 100),
+  });
   const agent = new Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY });
   const requests: ClientRequest[] = [];
   try {

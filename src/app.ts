@@ -127,7 +127,7 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
     run: () => purgeExpiredIdempotencyKeys(db, adapters.clock.now()),
   });
 
-  const sse = createSseHub();
+  const sse = createSseHub({ maxPerAddress: config.sseMaxPerAddress });
   let closing = false;
   registerSecurityHeaders(app);
   // Before any route: its onRoute hook installs each route's credential check.

@@ -49,6 +49,8 @@ export interface Config {
   /** Not production: the documented development keys work and pages sign in by themselves. */
   development: boolean;
   bodyLimitBytes: number;
+  /** Live SSE streams one client address may hold per process. */
+  sseMaxPerAddress: number;
   /** Fastify's `trustProxy`: false, the proxies' addresses/CIDRs, or a hop count (as a function). */
   trustProxy: boolean | string[] | ((address: string, hop: number) => boolean);
   shutdownTimeoutMs: number;
@@ -115,6 +117,7 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: Env = pr
     development: env.NODE_ENV !== 'production',
     bodyLimitBytes: int('BODY_LIMIT_BYTES', env.BODY_LIMIT_BYTES ?? String(11 * 1024 * 1024), 1024, 2 ** 30),
     trustProxy: trustProxy(env.TRUST_PROXY ?? 'false'),
+    sseMaxPerAddress: int('SSE_MAX_PER_ADDRESS', env.SSE_MAX_PER_ADDRESS ?? '32', 1, 1_000_000),
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', env.SHUTDOWN_TIMEOUT_MS ?? '10000', 100, 600_000),
     testClock: testClock(env),
     paymentTimeoutMs: int('PAYMENT_TIMEOUT_MS', env.PAYMENT_TIMEOUT_MS ?? '10000', 10, 120_000),

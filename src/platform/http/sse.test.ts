@@ -7,7 +7,7 @@ import { createSseHub } from './sse.ts';
 let app: App;
 let adapters: TestAdapters;
 let base: string;
-const hub = createSseHub();
+const hub = createSseHub({ maxPerAddress: 3 });
 
 before(async () => {
   const config = testConfig({}, ['paste']);
@@ -101,4 +101,18 @@ test('SSE: events reach every client, heartbeats keep the stream alive, and it c
   hub.closeAll();
   assert.equal(hub.count(), 0);
   assert.equal(await two.ended(), true, 'the server ended the stream');
+});
+
+test('SSE: one address holds at most its share of streams; a closed one frees its place', async () => {
+  const readers = await Promise.all([1, 2, 3].map(async () => eventReader(await fetch(`${base}/events`))));
+  for (const reader of readers) await reader.next(1);
+  const refused = await fetch(`${base}/events`);
+  assert.equal(refused.status, 429);
+  assert.equal(refused.headers.get('content-type'), 'application/problem+json; charset=utf-8');
+  assert.ok(Number(refused.headers.get('retry-after')) > 0);
+  await readers[0].cancel();
+  for (let i = 0; i < 100 && hub.count() > 2; i++) await new Promise((r) => setTimeout(r, 10));
+  const again = eventReader(await fetch(`${base}/events`));
+  assert.match(await again.next(1), /event: hello/);
+  hub.closeAll();
 });

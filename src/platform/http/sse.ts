@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { platformError } from '../errors.ts';
 
 export interface SseStream {
   send(event: string, data: unknown, id?: string): void;
@@ -14,9 +15,9 @@ export interface SseStream {
  */
 function openSse(
   open: Set<SseStream>,
-  _request: FastifyRequest,
   reply: FastifyReply,
   heartbeatMs: number,
+  onClose: () => void,
 ): SseStream {
   reply.hijack();
   const raw = reply.raw;
@@ -49,7 +50,7 @@ function openSse(
   };
   function cleanup() {
     clearInterval(heartbeat);
-    open.delete(stream);
+    if (open.delete(stream)) onClose();
     finish();
   }
   // The response, not the request: a body-less request is an already-ended stream whose 'close'
@@ -60,16 +61,37 @@ function openSse(
 }
 
 export interface SseHub {
+  /** Opens a stream; 429 when the client's address already holds as many as it may. */
   open(request: FastifyRequest, reply: FastifyReply, heartbeatMs?: number): SseStream;
   /** Ends every open stream; called at shutdown so the server is not held open by them. */
   closeAll(): void;
   count(): number;
 }
 
-export function createSseHub(): SseHub {
+/**
+ * `maxPerAddress`: open streams one client address may hold in this process. A stream costs a
+ * socket and memory for as long as the client likes, so one address must not hold them all.
+ */
+export function createSseHub(options: { maxPerAddress: number }): SseHub {
   const streams = new Set<SseStream>();
+  const perAddress = new Map<string, number>();
   return {
-    open: (request, reply, heartbeatMs = 15_000) => openSse(streams, request, reply, heartbeatMs),
+    open(request, reply, heartbeatMs = 15_000) {
+      const address = request.ip;
+      const held = perAddress.get(address) ?? 0;
+      if (held >= options.maxPerAddress) {
+        throw platformError('rate_limited', {
+          detail: `This address already holds ${held} live streams; close one first`,
+          headers: { 'Retry-After': '30' },
+        });
+      }
+      perAddress.set(address, held + 1);
+      return openSse(streams, reply, heartbeatMs, () => {
+        const left = (perAddress.get(address) ?? 1) - 1;
+        if (left > 0) perAddress.set(address, left);
+        else perAddress.delete(address);
+      });
+    },
     closeAll() {
       for (const stream of [...streams]) stream.close();
     },
