@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { test } from 'node:test';
+import { randomBytes } from 'node:crypto';
+import { describe, test } from 'node:test';
 import { ConfigError, loadConfig } from './config.ts';
 
 test('defaults start every service, every role, on embedded adapters', () => {
@@ -90,4 +91,99 @@ test('modules read their own settings from config.env, the environment the confi
   const config = loadConfig([], { PARKING_LOT_CONFIG: './lot.json' });
   assert.equal(config.env.PARKING_LOT_CONFIG, './lot.json');
   assert.equal(loadConfig([], {}).env.PARKING_LOT_CONFIG, undefined);
+});
+
+describe('production refuses what is unsafe, naming the variable', () => {
+  const strong = () => randomBytes(32).toString('base64url');
+  const production = (): Record<string, string> => ({
+    NODE_ENV: 'production',
+    APP_SECRET: strong(),
+    ADMIN_API_KEY: strong(),
+    PAYMENT_WEBHOOK_SECRET: strong(),
+    SERVICE_KEYS: `backoffice notify:send ${strong()}`,
+    OPERATOR_KEYS: `gate parking:panel ${strong()}; door booking:door ${strong()}`,
+    PAYMENTS_SANDBOX: 'true',
+  });
+  const refused = (overrides: Record<string, string | undefined>, message: RegExp) =>
+    assert.throws(
+      () => loadConfig([], { ...production(), ...overrides }),
+      (error: Error) => error instanceof ConfigError && message.test(error.message),
+      `${JSON.stringify(overrides)} should be refused with ${message}`,
+    );
+
+  test('strong generated secrets start', () => {
+    const config = loadConfig([], production());
+    assert.equal(config.development, false);
+    assert.equal(config.serviceKeys[0].name, 'backoffice');
+  });
+
+  test('missing, development, placeholder and weak secrets', () => {
+    refused({ APP_SECRET: undefined }, /^APP_SECRET must be set/);
+    refused(
+      { APP_SECRET: 'dev-secret-change-me-in-production' },
+      /^APP_SECRET is a documented development default/,
+    );
+    refused({ ADMIN_API_KEY: undefined }, /^ADMIN_API_KEY must be set/);
+    refused({ ADMIN_API_KEY: 'dev-admin-key' }, /^ADMIN_API_KEY is a documented development default/);
+    refused(
+      { ADMIN_API_KEY: 'replace-with-a-long-random-admin-key' },
+      /^ADMIN_API_KEY looks like a placeholder/,
+    );
+    refused({ ADMIN_API_KEY: 'Summer2026!Summer2026!' }, /^ADMIN_API_KEY has less than 32 bytes of entropy/);
+    refused({ APP_SECRET: randomBytes(16).toString('hex') }, /^APP_SECRET has less than 32 bytes/);
+    refused({ PAYMENT_WEBHOOK_SECRET: undefined }, /^PAYMENT_WEBHOOK_SECRET must be set/);
+    refused({ SERVICE_KEYS: undefined }, /^SERVICE_KEYS must be set/);
+    refused(
+      { SERVICE_KEYS: 'dev * dev-service-key' },
+      /^SERVICE_KEYS: the key of dev is a documented development default/,
+    );
+    refused({ OPERATOR_KEYS: 'gate parking:panel short-key-1' }, /^OPERATOR_KEYS: the key of gate/);
+  });
+
+  test('the sandbox gateway, a blanket TRUST_PROXY and test switches', () => {
+    refused({ PAYMENTS_SANDBOX: undefined }, /^PAYMENTS_SANDBOX must be true/);
+    refused({ TRUST_PROXY: 'true' }, /^TRUST_PROXY=true lets every client choose/);
+    refused({ BOOKING_UNSAFE_NO_ARBITER: '1' }, /^BOOKING_UNSAFE_NO_ARBITER is a test-only switch/);
+    refused({ PARKING_UNSAFE_NO_ARBITER: '1' }, /^PARKING_UNSAFE_NO_ARBITER is a test-only switch/);
+    refused({ TEST_CLOCK: '1' }, /^TEST_CLOCK/);
+    // Services that are not run need no keys or gateway of theirs.
+    assert.equal(
+      loadConfig([], {
+        ...production(),
+        SERVICES: 'paste',
+        SERVICE_KEYS: '',
+        OPERATOR_KEYS: '',
+        PAYMENTS_SANDBOX: '',
+      }).services[0],
+      'paste',
+    );
+  });
+
+  test('NODE_ENV=production npm start with the development secrets exits within seconds, naming the variable', () => {
+    const started = Date.now();
+    const result = spawnSync(process.execPath, ['src/main.ts'], {
+      env: { PATH: process.env.PATH, NODE_ENV: 'production', DATA_DIR: 'memory://' },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    assert.equal(result.status, 2);
+    assert.match(
+      result.stderr.trim(),
+      /^configuration error: APP_SECRET must be set when NODE_ENV=production/,
+    );
+    assert.ok(Date.now() - started < 10_000);
+  });
+});
+
+test('TRUST_PROXY: false, a hop count or proxy addresses; anything else names the variable', () => {
+  assert.equal(loadConfig([], {}).trustProxy, false);
+  assert.deepEqual(loadConfig([], { TRUST_PROXY: '10.0.0.1, 10.1.0.0/16,::1' }).trustProxy, [
+    '10.0.0.1',
+    '10.1.0.0/16',
+    '::1',
+  ]);
+  const hops = loadConfig([], { TRUST_PROXY: '1' }).trustProxy as (address: string, hop: number) => boolean;
+  assert.deepEqual([hops('x', 0), hops('x', 1)], [true, false]);
+  assert.throws(() => loadConfig([], { TRUST_PROXY: 'nginx' }), /^ConfigError: TRUST_PROXY must be/);
+  assert.throws(() => loadConfig([], { TRUST_PROXY: '10.0.0.0/33' }), /^ConfigError: TRUST_PROXY must be/);
 });

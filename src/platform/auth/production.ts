@@ -90,16 +90,23 @@ function weaknessOf(value: string): string | undefined {
 
 /**
  * An upper bound of the entropy a random string of this alphabet and length can carry, lowered
- * for strings that repeat a few characters: `openssl rand -hex 32` (64 hex digits) and
- * `-base64 32` (44 characters) just pass; words, dates and keyboard runs do not.
+ * for strings that repeat a few characters: `openssl rand -hex 32` (64 hex digits), `-base64 32`
+ * and `npm run secrets` (43 base64url characters) pass; words, dates and keyboard runs do not.
  */
 export function entropyBits(value: string): number {
-  const classes = [/[a-z]/, /[A-Z]/, /[0-9]/, /[^a-zA-Z0-9]/];
-  const sizes = [26, 26, 10, 33];
-  let alphabet = classes.reduce((sum, re, i) => sum + (re.test(value) ? sizes[i] : 0), 0);
-  // Hex digits only: 16 symbols, whatever the case.
-  if (/^[0-9a-f]+$/i.test(value) && !/^[0-9]+$/.test(value)) alphabet = 16;
+  let alphabet: number;
+  if (/^[0-9a-f]+$/i.test(value)) alphabet = /^[0-9]+$/.test(value) ? 10 : 16;
+  else if (/^[A-Za-z0-9+/_-]+={0,2}$/.test(value) && /[a-z]/.test(value) && /[A-Z]/.test(value))
+    alphabet = 64;
+  else {
+    const classes: [RegExp, number][] = [
+      [/[a-z]/, 26],
+      [/[A-Z]/, 26],
+      [/[0-9]/, 10],
+      [/[^a-zA-Z0-9]/, 33],
+    ];
+    alphabet = classes.reduce((sum, [re, size]) => sum + (re.test(value) ? size : 0), 0);
+  }
   const distinct = new Set(value).size;
-  const perChar = Math.log2(Math.max(2, Math.min(alphabet, distinct * 4)));
-  return value.length * perChar;
+  return value.length * Math.log2(Math.max(2, Math.min(alphabet, distinct * 4)));
 }
