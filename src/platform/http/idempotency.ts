@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/index.ts';
+import { callerId } from '../auth/caller.ts';
 import { platformError } from '../errors.ts';
 
 /**
@@ -10,7 +11,7 @@ import { platformError } from '../errors.ts';
  * Stripe's semantics). Enable per route with `config: {idempotency: {scope, required?}}`.
  * The first response is stored for 24 h and replayed byte for byte; the same key with another
  * body → 422; while the first is still running → 409. 5xx answers are not stored, so a retry
- * after a failure runs again. Keys are scoped by route and by the caller's credentials.
+ * after a failure runs again. Keys are scoped by route and by the caller the auth hook proved.
  */
 export interface IdempotencyRouteConfig {
   scope: string;
@@ -143,11 +144,16 @@ async function release(db: Db, claim: { scope: string; key: string }) {
   );
 }
 
+/**
+ * Keys belong to the route and to the caller the auth hook proved (a user, a service, an admin),
+ * never to raw headers or body fields: two callers never share a key, and a caller cannot replay
+ * another's answer. Public routes may add an identity of their own (`principal`).
+ */
 function scopeOf(request: FastifyRequest, config: IdempotencyRouteConfig): string {
-  const credentials = request.headers.authorization ?? '';
+  const caller = callerId(request.caller);
   const principal = config.principal?.(request) ?? '';
-  if (!credentials && !principal) return config.scope;
-  return `${config.scope}:${createHash('sha256').update(`${credentials}\n${principal}`).digest('base64url').slice(0, 22)}`;
+  if (caller === 'public' && !principal) return config.scope;
+  return `${config.scope}:${createHash('sha256').update(`${caller}\n${principal}`).digest('base64url').slice(0, 22)}`;
 }
 
 function requestHash(request: FastifyRequest, hashKey: string): string {
