@@ -141,7 +141,6 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
     SERVICE_LINKS.map(({ title, href }) => ({ title, href })),
     { development: config.development },
   );
-  await registerOpenApi(app, config.baseUrl, () => auth.securitySchemes());
 
   const instances = new Map<string, ModuleInstance>();
   const apis = new Map<string, unknown>(Object.entries(stubs));
@@ -152,6 +151,8 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
     if (instance.api !== undefined) apis.set(module.name, instance.api);
     for (const job of instance.jobs ?? []) scheduler.add(job);
   }
+  // After the modules (they add their account schemes while created), before their routes.
+  await registerOpenApi(app, config.baseUrl, auth.securitySchemes());
 
   registerHealth(
     app,

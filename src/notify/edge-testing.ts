@@ -51,7 +51,7 @@ export async function createEdgeHarness(options: { openapi?: boolean } = {}): Pr
   registerInputGuards(app);
   await app.register(formbody);
   registerPages(app, [{ title: 'Notifications', href: '/notify' }], { development: true });
-  if (options.openapi) await registerOpenApi(app, 'http://localhost', () => ({}));
+  if (options.openapi) await registerOpenApi(app, 'http://localhost', {});
   return {
     database,
     db: database.db,

@@ -27,7 +27,7 @@ type Staff = Omit<StaffSession, 'exp'>;
 export interface Auth {
   userTokens: UserTokens;
   sessions: StaffSessions;
-  /** Registers a module's account scheme before its routes. */
+  /** Registers a module's account scheme; call it while the module is created (before /openapi.json is). */
   addScheme(scheme: AccountScheme): void;
   /**
    * Who an operator or admin key signs in as on the sign-in page; undefined for a wrong key (which

@@ -1,9 +1,9 @@
 import { createHash, createHmac } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
+import { callerId } from '../auth/caller.ts';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/index.ts';
-import { callerId } from '../auth/caller.ts';
 import { platformError } from '../errors.ts';
 
 /**

@@ -7,7 +7,7 @@ import type { SecurityScheme } from '../auth/access.ts';
 export async function registerOpenApi(
   app: FastifyInstance,
   baseUrl: string,
-  securitySchemes: () => Record<string, SecurityScheme>,
+  securitySchemes: Record<string, SecurityScheme>,
 ): Promise<void> {
   await app.register(swagger, {
     openapi: {
@@ -19,15 +19,7 @@ export async function registerOpenApi(
           'Text sharing, notifications, seat booking and parking. Errors are RFC 9457 problem+json.',
       },
       servers: [{ url: baseUrl }],
-    },
-    // Modules add their own account schemes while they are created, after this registration.
-    transformObject: (document) => {
-      if (!('openapiObject' in document)) return document.swaggerObject;
-      document.openapiObject.components = {
-        ...document.openapiObject.components,
-        securitySchemes: securitySchemes(),
-      };
-      return document.openapiObject;
+      components: { securitySchemes },
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: false });
