@@ -12,7 +12,7 @@ import {
   startBenchApp,
   stopProcess,
 } from './harness.ts';
-import { createUsers, notificationBody, notifyProcessEnv } from './notify-common.ts';
+import { createUsers, JSON_AS_SERVICE, notificationBody, notifyProcessEnv } from './notify-common.ts';
 
 /**
  * `node bench/notify-ab.ts <checkout A> <checkout B> [--cycles=8] [--duration=6]`
@@ -63,7 +63,7 @@ const load = async (url: string, seconds: number) =>
       connections: 100,
       duration: seconds,
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: JSON_AS_SERVICE,
       requests: [{ setupRequest: (request: object) => ({ ...request, body: notificationBody() }) }],
     })
   ).requests.average;

@@ -7,6 +7,12 @@ import { BENCH_SERVICES } from './harness.ts';
  * no request is a replay.
  */
 export const USERS = 1000;
+/**
+ * The development service key (every scope): sending needs `notify:send`, setting contacts
+ * `notify:contacts`. The bench apps run without NODE_ENV=production, so it is accepted.
+ */
+export const AS_SERVICE = { 'x-api-key': 'dev-service-key' };
+export const JSON_AS_SERVICE = { 'content-type': 'application/json', ...AS_SERVICE };
 export const userId = (index: number) => `bench-user-${index}`;
 
 /** Limits lifted for the run: nothing is rate limited. */
@@ -57,7 +63,7 @@ export async function createUsers(base: string, count = USERS): Promise<void> {
         const user = userId(i + j);
         const response = await fetch(`${base}/api/users/${user}/notification-preferences`, {
           method: 'PATCH',
-          headers: { 'content-type': 'application/json' },
+          headers: JSON_AS_SERVICE,
           body: JSON.stringify({ email: `${user}@bench.example` }),
         });
         if (!response.ok)

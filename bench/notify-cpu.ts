@@ -10,7 +10,7 @@ import {
   startBenchApp,
   stopProcess,
 } from './harness.ts';
-import { createUsers, notificationBody, notifyProcessEnv } from './notify-common.ts';
+import { createUsers, JSON_AS_SERVICE, notificationBody, notifyProcessEnv } from './notify-common.ts';
 
 /**
  * `node bench/notify-cpu.ts [--requests=20000] [--connections=100] [--rounds=3] [--rate=0]`
@@ -52,7 +52,7 @@ try {
     url: `${base}/api/notifications`,
     connections,
     method: 'POST' as const,
-    headers: { 'content-type': 'application/json' },
+    headers: JSON_AS_SERVICE,
     requests: [{ setupRequest: (request: object) => ({ ...request, body: notificationBody() }) }],
     ...(rate > 0 ? { overallRate: rate } : {}),
   };

@@ -11,7 +11,7 @@ import {
   startBenchApp,
   stopProcess,
 } from './harness.ts';
-import { createUsers, notificationBody, notifyProcessEnv } from './notify-common.ts';
+import { AS_SERVICE, createUsers, notificationBody, notifyProcessEnv } from './notify-common.ts';
 import { postAll } from './post-all.ts';
 
 /**
@@ -64,6 +64,7 @@ async function accept(api: string, count: number, concurrency: number): Promise<
   const statuses = new Map<string, number>();
   await postAll({
     url: `${api}/api/notifications`,
+    headers: AS_SERVICE,
     connections: concurrency,
     amount: count,
     body: () => notificationBody(),

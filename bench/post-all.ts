@@ -5,6 +5,8 @@ export interface PostAllOptions {
   url: string;
   connections: number;
   amount: number;
+  /** Extra request headers (credentials), the same on every request. */
+  headers?: Record<string, string>;
   /** The JSON body of each request, built when it is sent. */
   body(): string;
   /** Each answer's status and body; the first answer it refuses (false) stops the run with an error. */
@@ -24,7 +26,10 @@ export interface PostAllOptions {
  */
 export async function postAll(options: PostAllOptions): Promise<void> {
   const { hostname, port, pathname } = new URL(options.url);
-  const head = `POST ${pathname} HTTP/1.1\r\nhost: ${hostname}:${port}\r\ncontent-type: application/json\r\ncontent-length: `;
+  const extra = Object.entries(options.headers ?? {})
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
+  const head = `POST ${pathname} HTTP/1.1\r\nhost: ${hostname}:${port}\r\ncontent-type: application/json\r\n${extra}content-length: `;
   let sent = 0;
   let failure: Error | undefined;
 

@@ -1,4 +1,4 @@
-import { createUsers, NOTIFY_BENCH_ENV, notificationBody, USERS } from '../notify-common.ts';
+import { createUsers, JSON_AS_SERVICE, NOTIFY_BENCH_ENV, notificationBody, USERS } from '../notify-common.ts';
 import type { Scenario } from '../run.ts';
 
 /**
@@ -9,7 +9,8 @@ import type { Scenario } from '../run.ts';
  * delivery, the JetStream publish (not waiting for its ack: outbox.ts). The app runs with
  * ROLE=api, so no worker competes for the CPU. Baseline: a bare Fastify POST parsing the same JSON.
  */
-const headers = { 'content-type': 'application/json' };
+// The baseline gets the same headers (and ignores them), so both parse requests of one size.
+const headers = JSON_AS_SERVICE;
 
 const scenario: Scenario = {
   description: `POST /api/notifications (booking_reminder e-mail, ${USERS} users), PostgreSQL + Redis + NATS, ROLE=api`,

@@ -17,6 +17,8 @@ const PLATE_PREFIX = `B${Date.now().toString(36).slice(-3).toUpperCase()}`;
 let plates = 0;
 
 const json = { 'content-type': 'application/json' };
+/** Entries and exits are the panels' (an operator key with `parking:panel`: the development one). */
+const panel = { ...json, 'x-operator-key': 'dev-operator-key' };
 
 const scenario: Scenario = {
   description:
@@ -34,7 +36,7 @@ const scenario: Scenario = {
         {
           method: 'POST',
           path: '/api/v1/parking/entry',
-          headers: json,
+          headers: panel,
           setupRequest: (request) => ({
             ...request,
             body: JSON.stringify({
@@ -49,7 +51,7 @@ const scenario: Scenario = {
         {
           method: 'POST',
           path: '/api/v1/parking/exit',
-          headers: json,
+          headers: panel,
           // Without a ticket (the entry failed) the exit is a 400 and counts as non-2xx.
           setupRequest: (request, context: { ticketId?: string }) => ({
             ...request,
@@ -61,7 +63,7 @@ const scenario: Scenario = {
   },
   baselineRequest: () => ({
     method: 'POST',
-    headers: json,
+    headers: panel,
     body: JSON.stringify({ licensePlate: 'B12345', vehicleType: 'CAR' }),
   }),
   async verify(baseUrl) {
