@@ -21,7 +21,7 @@ const stored = async (table: string) =>
 async function reachableUser(prefs: Record<string, unknown> = {}) {
   const userId = `u-${randomUUID().slice(0, 8)}`;
   await t.setPreferences(userId, { email: `${userId}@example.com`, phone: '+4915112345678', ...prefs });
-  const sub = await t.app.inject({
+  const sub = await t.inject({
     method: 'POST',
     url: `/api/users/${userId}/push-subscriptions`,
     payload: { endpoint: `https://push.example.com/${userId}`, keys: { p256dh: 'key', auth: 'auth' } },
@@ -62,7 +62,7 @@ describe('POST /api/notifications', () => {
         { channel: 'email', status: 'queued' },
       ],
     });
-    const status = (await t.app.inject(`/api/notifications/${body.id}`)).json();
+    const status = (await t.inject(`/api/notifications/${body.id}`)).json();
     assert.deepEqual(
       status.channels.map((c: { channel: string; status: string }) => [c.channel, c.status]),
       [
@@ -72,8 +72,8 @@ describe('POST /api/notifications', () => {
       ],
     );
     assert.equal(status.created_at, '2026-01-05T12:00:00.000Z');
-    assert.equal((await t.app.inject(`/api/notifications/${randomUUID()}`)).statusCode, 404);
-    assert.equal((await t.app.inject('/api/notifications/not-a-uuid')).statusCode, 404);
+    assert.equal((await t.inject(`/api/notifications/${randomUUID()}`)).statusCode, 404);
+    assert.equal((await t.inject('/api/notifications/not-a-uuid')).statusCode, 404);
   });
 
   test('422 unknown_type, unknown_channel, missing_variables and 400s store nothing', async () => {
@@ -113,7 +113,7 @@ describe('POST /api/notifications', () => {
       { channel: 'sms', status: 'skipped', reason: 'channel_disabled' },
       { channel: 'email', status: 'queued' },
     ]);
-    const limits = (await t.app.inject(`/api/users/${userId}/notification-limits`)).json().limits;
+    const limits = (await t.inject(`/api/users/${userId}/notification-limits`)).json().limits;
     assert.deepEqual(
       limits.map((l: { channel: string; remaining: number }) => [l.channel, l.remaining]),
       [
@@ -133,7 +133,7 @@ describe('preferences read by the accept (cached per process)', () => {
       (await t.send(order(userId, [channel]))).json().channels[0] as { status: string; reason?: string };
     assert.equal((await outcome('email')).status, 'queued');
     assert.equal((await outcome('email')).status, 'queued');
-    const patch = await t.app.inject({
+    const patch = await t.inject({
       method: 'PATCH',
       url: `/api/users/${userId}/notification-preferences`,
       payload: { email_enabled: false },
@@ -145,7 +145,7 @@ describe('preferences read by the accept (cached per process)', () => {
       reason: 'channel_disabled',
     });
     assert.equal((await outcome('push')).reason, 'no_address');
-    const sub = await t.app.inject({
+    const sub = await t.inject({
       method: 'POST',
       url: `/api/users/${userId}/push-subscriptions`,
       payload: { endpoint: `https://push.example.com/${userId}`, keys: { p256dh: 'key', auth: 'auth' } },
@@ -199,7 +199,7 @@ describe('limits per user and channel', () => {
     const before = await stored('notifications');
     assertProblem(await t.send(order(userId, ['email'])), 429, 'notifications_rate_limited');
     assert.equal(await stored('notifications'), before, 'a 429 stores nothing');
-    const limits = (await t.app.inject(`/api/users/${userId}/notification-limits`)).json().limits;
+    const limits = (await t.inject(`/api/users/${userId}/notification-limits`)).json().limits;
     assert.deepEqual(limits[1], {
       channel: 'sms',
       limit: 5,
@@ -224,7 +224,7 @@ describe('quiet hours', () => {
       inBerlin.channels.map((c: { status: string }) => c.status),
       ['scheduled', 'scheduled', 'queued'],
     );
-    const status = (await t.app.inject(`/api/notifications/${inBerlin.id}`)).json();
+    const status = (await t.inject(`/api/notifications/${inBerlin.id}`)).json();
     assert.equal(status.channels[0].scheduled_for, '2026-01-08T06:00:00.000Z', '07:00 in Berlin');
     assert.equal(status.channels[0].reason, 'quiet_hours');
     const inNewYork = (await t.send(order(newYork, ['push', 'sms']))).json();
@@ -236,7 +236,7 @@ describe('quiet hours', () => {
     t.clock.set('2026-01-08T07:00:00Z');
     const nyNight = (await t.send(order(newYork, ['push']))).json();
     assert.equal(nyNight.channels[0].status, 'scheduled');
-    const nyStatus = (await t.app.inject(`/api/notifications/${nyNight.id}`)).json();
+    const nyStatus = (await t.inject(`/api/notifications/${nyNight.id}`)).json();
     assert.equal(nyStatus.channels[0].scheduled_for, '2026-01-08T12:00:00.000Z', '07:00 in New York');
     assert.equal((await t.send(order(berlin, ['push']))).json().channels[0].status, 'queued');
     const critical = (await t.send({ ...order(newYork, ['push', 'sms']), priority: 'critical' })).json();
@@ -269,7 +269,7 @@ describe('idempotency', () => {
       422,
       'idempotency_key_reused',
     );
-    const limits = (await t.app.inject(`/api/users/${userId}/notification-limits`)).json().limits;
+    const limits = (await t.inject(`/api/users/${userId}/notification-limits`)).json().limits;
     assert.equal(limits[2].remaining, 9, 'a replay spends nothing');
     // After the 24 h window the id may be used again.
     t.clock.advance(24 * 3600_000 + 1000);
@@ -313,7 +313,7 @@ describe('idempotency', () => {
     await t.setPreferences(userId, { sms_enabled: false, timezone: 'Asia/Kolkata' });
     await api.setContact(userId, { email: 'x@example.com', phone: '+919876543210' });
     await api.setContact(userId, { email: 'y@example.com' });
-    const prefs = (await t.app.inject(`/api/users/${userId}/notification-preferences`)).json();
+    const prefs = (await t.inject(`/api/users/${userId}/notification-preferences`)).json();
     assert.equal(prefs.sms_enabled, false);
     assert.equal(prefs.timezone, 'Asia/Kolkata');
     assert.equal(prefs.email, 'y@example.com');

@@ -28,7 +28,7 @@ async function user(prefs: Record<string, unknown> = {}) {
 /** A user with quiet hours 22:00-06:30 UTC and a push subscription at `endpoint`. */
 async function nightOwl(endpoint: string) {
   const userId = await user({ quiet_hours_start: '22:00', quiet_hours_end: '06:30' });
-  const response = await t.app.inject({
+  const response = await t.inject({
     method: 'POST',
     url: `/api/users/${userId}/push-subscriptions`,
     payload: { endpoint, keys: { p256dh: 'k', auth: 'a' } },
@@ -43,7 +43,7 @@ async function send(userId: string, channels: string[], data: Record<string, unk
   return response.json().id as string;
 }
 
-const status = async (id: string) => (await t.app.inject(`/api/notifications/${id}`)).json();
+const status = async (id: string) => (await t.inject(`/api/notifications/${id}`)).json();
 const channelStatus = async (id: string, channel = 'email') =>
   (await status(id)).channels.find((c: { channel: string }) => c.channel === channel);
 const count = (topic: string, outcome: string) =>
@@ -82,7 +82,7 @@ describe('workers', () => {
     assert.equal(delivered.channels[1].status, 'delivered');
     assert.equal(delivered.delivered_at, t.clock.now().toISOString());
     const history = (
-      await t.app.inject({ url: `/api/users/${userId}/notifications?limit=1`, headers: t.asUser(userId) })
+      await t.inject({ url: `/api/users/${userId}/notifications?limit=1`, headers: t.asUser(userId) })
     ).json();
     assert.equal(history.notifications[0].id, id);
     assert.equal(history.notifications[0].channels.length, 2);
@@ -112,12 +112,17 @@ describe('workers', () => {
     assert.equal(sentTo(userId).length, 0);
 
     assert.equal((await t.app.inject('/api/notifications/dead-letters')).statusCode, 401);
-    const letters = (await t.app.inject({ url: '/api/notifications/dead-letters', headers: t.admin })).json();
+    assert.equal(
+      (await t.app.inject({ url: '/api/notifications/dead-letters', headers: t.asService })).statusCode,
+      401,
+      'dead letters are for admins, not services',
+    );
+    const letters = (await t.inject({ url: '/api/notifications/dead-letters', headers: t.admin })).json();
     const letter = letters.dead_letters.find((l: { notification_id: string }) => l.notification_id === id);
     assert.ok(letter, JSON.stringify(letters));
     assert.deepEqual([letter.channel, letter.user_id, letter.attempts], ['email', userId, 5]);
     assert.match(letter.error, /timed out/);
-    const redrive = await t.app.inject({
+    const redrive = await t.inject({
       method: 'POST',
       url: `/api/notifications/dead-letters/${encodeURIComponent(letter.id)}/redrive`,
       headers: t.admin,
@@ -125,7 +130,7 @@ describe('workers', () => {
     assert.equal(redrive.statusCode, 202, redrive.body);
     await eventually(async () => (await channelStatus(id)).status === 'sent');
     assert.equal(sentTo(userId).length, 1);
-    const unknown = await t.app.inject({
+    const unknown = await t.inject({
       method: 'POST',
       url: '/api/notifications/dead-letters/notifications.email:999999/redrive',
       headers: t.admin,
@@ -141,7 +146,7 @@ describe('workers', () => {
     const view = await status(id);
     assert.equal(view.attempts.length, 1);
     assert.match(view.channels[0].reason, /invalid_address/);
-    const letters = (await t.app.inject({ url: '/api/notifications/dead-letters', headers: t.admin })).json();
+    const letters = (await t.inject({ url: '/api/notifications/dead-letters', headers: t.admin })).json();
     assert.ok(letters.dead_letters.some((l: { notification_id: string }) => l.notification_id === id));
   });
 
@@ -218,7 +223,7 @@ describe('workers', () => {
     const userId = await nightOwl('https://push.example.com/y');
     const id = await send(userId, ['push', 'sms']);
     assert.equal((await channelStatus(id, 'sms')).status, 'scheduled');
-    const patch = await t.app.inject({
+    const patch = await t.inject({
       method: 'PATCH',
       url: `/api/users/${userId}/notification-preferences`,
       payload: { push_enabled: false, phone: null },
@@ -235,7 +240,7 @@ describe('workers', () => {
 
   test('batch lane: its own topics, per-recipient counts, send_at schedules', async () => {
     const users = [await user(), await user(), await user({ email_enabled: false })];
-    const response = await t.app.inject({
+    const response = await t.inject({
       method: 'POST',
       url: '/api/notifications/batch',
       payload: { type: 'digest', channels: ['email'], data: { items: 3 }, user_ids: users },
@@ -251,7 +256,7 @@ describe('workers', () => {
     });
     await eventually(async () => sentTo(users[0]).length + sentTo(users[1]).length === 2);
     await eventually(async () => count('notifications.batch.email', 'acked') >= 2);
-    const later = await t.app.inject({
+    const later = await t.inject({
       method: 'POST',
       url: '/api/notifications/batch',
       payload: {
@@ -266,7 +271,7 @@ describe('workers', () => {
     t.clock.advance(3600_000);
     await t.publishDue();
     await eventually(async () => sentTo(users[0]).length === beforeDue + 1);
-    const bad = await t.app.inject({
+    const bad = await t.inject({
       method: 'POST',
       url: '/api/notifications/batch',
       payload: { type: 'digest', channels: ['email'], recipients: [{ user_id: users[0] }] },
@@ -295,14 +300,14 @@ describe('workers', () => {
     await eventually(async () => (await channelStatus(lost)).status === 'sent');
     const later = [await send(userId, ['email']), await send(userId, ['email'])];
     const page1 = (
-      await t.app.inject({ url: `/api/users/${userId}/notifications?limit=2`, headers: t.asUser(userId) })
+      await t.inject({ url: `/api/users/${userId}/notifications?limit=2`, headers: t.asUser(userId) })
     ).json();
     assert.deepEqual(
       page1.notifications.map((n: { id: string }) => n.id),
       [later[1], later[0]],
     );
     const page2 = (
-      await t.app.inject({
+      await t.inject({
         url: `/api/users/${userId}/notifications?limit=2&cursor=${encodeURIComponent(page1.next_cursor)}`,
         headers: t.asUser(userId),
       })
@@ -314,7 +319,7 @@ describe('workers', () => {
     assert.equal(page2.next_cursor, null);
     assert.equal(
       (
-        await t.app.inject({
+        await t.inject({
           url: `/api/users/${userId}/notifications?cursor=bogus`,
           headers: t.asUser(userId),
         })
@@ -324,9 +329,9 @@ describe('workers', () => {
   });
 
   test('health shows the breakers; metrics count deliveries by channel and status', async () => {
-    const ready = (await t.app.inject('/health/ready')).json();
+    const ready = (await t.inject('/health/ready')).json();
     assert.ok(JSON.stringify(ready).includes('fake-email'), JSON.stringify(ready));
-    const metrics = (await t.app.inject('/metrics')).body;
+    const metrics = (await t.inject('/metrics')).body;
     assert.match(metrics, /notify_deliveries_total\{channel="email",status="sent"\} [1-9]/);
   });
 });

@@ -1,5 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import formbody from '@fastify/formbody';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { registerAuth } from '../platform/auth/index.ts';
+import { registerSignIn } from '../platform/auth/sign-in.ts';
 import { createTestClock, type TestClock } from '../platform/clock.ts';
 import { createDatabase, type Database } from '../platform/db/index.ts';
 import { migrateModule } from '../platform/db/migrate.ts';
@@ -9,7 +12,8 @@ import { registerProblemHandlers, sendProblem, toAppError } from '../platform/ht
 import { registerSecurityHeaders } from '../platform/http/security.ts';
 import { createMetrics, type Metrics } from '../platform/observability/metrics.ts';
 import { registerPages } from '../platform/pages/index.ts';
-import { dropNamespace, realServices, uniqueName } from '../platform/testing.ts';
+import { createMemoryRateLimiter } from '../platform/ratelimit/index.ts';
+import { dropNamespace, realServices, testConfig, uniqueName } from '../platform/testing.ts';
 import { providerMigrations } from './providers/index.ts';
 import { templateMigrations } from './templates/index.ts';
 import type { AnyDb } from './templates/repository.ts';
@@ -28,7 +32,18 @@ export interface EdgeHarness {
   close(): Promise<void>;
 }
 
-export async function createEdgeHarness(options: { openapi?: boolean } = {}): Promise<EdgeHarness> {
+/** Production keys for a harness that runs as production does (`production: true`). */
+export const PRODUCTION_KEYS = {
+  NODE_ENV: 'production',
+  SERVICES: 'notify',
+  APP_SECRET: randomBytes(32).toString('base64url'),
+  ADMIN_API_KEY: randomBytes(32).toString('base64url'),
+  SERVICE_KEYS: `backoffice notify:send ${randomBytes(32).toString('base64url')}`,
+};
+
+export async function createEdgeHarness(
+  options: { openapi?: boolean; production?: boolean } = {},
+): Promise<EdgeHarness> {
   const schema = realServices.databaseUrl ? uniqueName('edge') : undefined;
   const database = await createDatabase({
     databaseUrl: realServices.databaseUrl,
@@ -47,15 +62,21 @@ export async function createEdgeHarness(options: { openapi?: boolean } = {}): Pr
     },
   });
   registerSecurityHeaders(app);
+  // The platform's credential check, so every route's `config.access` holds here as in the app
+  // (development keys: t.asAdmin / AS_SERVICE headers of the tests).
+  const clock = createTestClock();
+  const config = testConfig(options.production ? PRODUCTION_KEYS : {});
+  const auth = registerAuth(app, { config, limiter: createMemoryRateLimiter(), clock });
+  registerSignIn(app, auth);
   registerProblemHandlers(app);
   registerInputGuards(app);
   await app.register(formbody);
   registerPages(app, [{ title: 'Notifications', href: '/notify' }], { development: true });
-  if (options.openapi) await registerOpenApi(app, 'http://localhost', {});
+  if (options.openapi) await registerOpenApi(app, 'http://localhost', auth.securitySchemes());
   return {
     database,
     db: database.db,
-    clock: createTestClock(),
+    clock,
     metrics: createMetrics(
       async () => 0,
       () => ({ total: 1, idle: 1, waiting: 0 }),

@@ -22,14 +22,12 @@ before(async () => {
     db: h.db,
     renderer: createTemplateRenderer(h.db),
     clock: h.clock,
-    adminApiKey: 'fuzz-admin',
   });
   await providerRoutes(h.app, {
     env,
     db: h.db,
     clock: h.clock,
     onReceipt: () => {},
-    adminApiKey: 'fuzz-admin',
   });
   await h.app.ready();
   writes = await installWriteCounter(h.db, h.database.schema);

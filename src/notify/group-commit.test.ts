@@ -88,7 +88,7 @@ describe('group commit of accepts', () => {
     const { rows } = await sql<{ n: number }>`select count(*)::int as n from notifications
       where user_id = ${userId}`.execute(t.adapters.database.db);
     assert.equal(rows[0].n, 9);
-    const limits = await t.app.inject({ method: 'GET', url: `/api/users/${userId}/notification-limits` });
+    const limits = await t.inject({ method: 'GET', url: `/api/users/${userId}/notification-limits` });
     const email = limits.json().limits.find((l: { channel: string }) => l.channel === 'email');
     assert.equal(email.remaining, email.limit - 9, 'the refused request gave its send back');
   });

@@ -65,12 +65,14 @@ async function reminders(count: number): Promise<string[]> {
       const prefs = await t.app.inject({
         method: 'PATCH',
         url: `/api/users/${userId}/notification-preferences`,
+        headers: t.asService,
         payload: { email: `${userId}@example.com` },
       });
       assert.equal(prefs.statusCode, 200, prefs.body);
       const response = await t.app.inject({
         method: 'POST',
         url: '/api/notifications',
+        headers: t.asService,
         payload: {
           user_id: userId,
           type: 'booking_reminder',
@@ -114,7 +116,8 @@ async function writers(ids: string[]) {
   return rows[0].n;
 }
 
-const status = async (id: string) => (await t.app.inject(`/api/notifications/${id}`)).json();
+const status = async (id: string) =>
+  (await t.app.inject({ url: `/api/notifications/${id}`, headers: t.asService })).json();
 
 describe('local provider (dev inbox)', () => {
   test('a batch is stored and recorded delivered in one statement, each message once', async () => {
@@ -269,7 +272,12 @@ describe("the accept's snapshot", () => {
     const [movedId, offId] = [moved, off].map((m) => m.payload.notificationId);
     const userOf = (m: Delivery<DeliveryMessage>) => m.key;
     const patch = (userId: string, payload: Record<string, unknown>) =>
-      t.app.inject({ method: 'PATCH', url: `/api/users/${userId}/notification-preferences`, payload });
+      t.app.inject({
+        method: 'PATCH',
+        url: `/api/users/${userId}/notification-preferences`,
+        headers: t.asService,
+        payload,
+      });
     assert.equal((await patch(userOf(moved), { email: 'moved@example.com' })).statusCode, 200);
     assert.equal((await patch(userOf(off), { email_enabled: false })).statusCode, 200);
     const { repo, claimed } = countingClaims();
@@ -293,11 +301,13 @@ describe("the accept's snapshot", () => {
       await t.app.inject({
         method: 'PATCH',
         url: `/api/users/${userId}/notification-preferences`,
+        headers: t.asService,
         payload: { email: `${userId}@example.com` },
       });
       const subscribed = await t.app.inject({
         method: 'POST',
         url: `/api/users/${userId}/push-subscriptions`,
+        headers: t.asService,
         payload: { endpoint: 'https://push.example.com/x', keys: { p256dh: 'k', auth: 'a' } },
       });
       assert.equal(subscribed.statusCode, 201, subscribed.body);
@@ -315,6 +325,7 @@ describe("the accept's snapshot", () => {
         const response = await t.app.inject({
           method: 'POST',
           url: '/api/notifications',
+          headers: t.asService,
           payload: { user_id: userId, type: 'booking_reminder', channels, data: payload },
         });
         assert.equal(response.statusCode, 202, response.body);

@@ -100,13 +100,12 @@ export const notifyModule: ServiceModule = {
     return {
       api,
       async routes(app) {
-        const { adminApiKey, env, secret } = deps.config;
-        notifyRoutes(app, service, preferences, { adminApiKey, userTokens: deps.auth.userTokens });
-        templateRoutes(app, { db, renderer: templateStore, clock, adminApiKey });
-        await providerRoutes(app, { env, secret, db, clock, onReceipt, adminApiKey });
+        const { env, secret } = deps.config;
+        notifyRoutes(app, service, preferences);
+        templateRoutes(app, { db, renderer: templateStore, clock });
+        await providerRoutes(app, { env, secret, db, clock, onReceipt });
         notifyPages(app, {
           db,
-          adminApiKey,
           getNotification: (id) => service.status(id),
           listDeadLetters: () => service.deadLetters(100),
           redrive: (id) => service.redrive(id),

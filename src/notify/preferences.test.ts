@@ -11,11 +11,11 @@ after(() => t.close());
 
 const url = (userId: string) => `/api/users/${userId}/notification-preferences`;
 const call = (method: 'PUT' | 'PATCH', userId: string, payload: unknown) =>
-  t.app.inject({ method, url: url(userId), payload: payload as Record<string, unknown> });
+  t.inject({ method, url: url(userId), payload: payload as Record<string, unknown> });
 
 describe('preferences', () => {
   test('defaults for an unknown user: every channel on, no quiet hours, UTC', async () => {
-    const response = await t.app.inject(url('12345'));
+    const response = await t.inject(url('12345'));
     assert.equal(response.statusCode, 200);
     assert.deepEqual(response.json(), {
       push_enabled: true,
@@ -43,7 +43,7 @@ describe('preferences', () => {
     assert.equal(put.statusCode, 200, put.body);
     const patched = await call('PATCH', 'alice', { email: 'alice@example.com' });
     assert.equal(patched.statusCode, 200, patched.body);
-    assert.deepEqual(patched.json(), { ...(await t.app.inject(url('alice'))).json() });
+    assert.deepEqual(patched.json(), { ...(await t.inject(url('alice'))).json() });
     assert.equal(patched.json().push_enabled, false);
     assert.equal(patched.json().quiet_hours_start, '22:00');
     assert.equal(patched.json().phone, '+4915112345678');
@@ -74,13 +74,13 @@ describe('preferences', () => {
       assert.match(String(response.headers['content-type']), /problem\+json/);
       if (field) assert.ok(JSON.stringify(response.json().errors).includes(field), response.body);
     }
-    assert.equal((await t.app.inject(url('bob'))).json().timezone, 'Asia/Tokyo');
-    assert.equal((await t.app.inject(url('not a user!'))).statusCode, 400);
+    assert.equal((await t.inject(url('bob'))).json().timezone, 'Asia/Tokyo');
+    assert.equal((await t.inject(url('not a user!'))).statusCode, 400);
   });
 
   test('push subscriptions: https only, added and removed; a push is skipped without one', async () => {
     const add = (payload: unknown) =>
-      t.app.inject({
+      t.inject({
         method: 'POST',
         url: '/api/users/carol/push-subscriptions',
         payload: payload as Record<string, unknown>,
@@ -103,7 +103,7 @@ describe('preferences', () => {
       ).json().channels[0];
     assert.equal((await sendPush()).status, 'queued');
     const remove = () =>
-      t.app.inject({
+      t.inject({
         method: 'DELETE',
         url: `/api/users/carol/push-subscriptions?endpoint=${encodeURIComponent('https://push.example.com/c')}`,
       });

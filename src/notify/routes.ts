@@ -1,6 +1,5 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Static } from 'typebox';
-import type { UserTokens } from '../platform/auth/user-tokens.ts';
 import type { NotificationAccepted, NotificationRequest } from './api.ts';
 import { err } from './errors.ts';
 import type { PreferencesService } from './preferences.ts';
@@ -28,23 +27,19 @@ import type { NotifyService } from './service.ts';
 const tags = ['notifications'];
 type Params = Static<typeof UserParams>;
 
+/** Who may send: the services that notify users, and admins. */
+const SENDERS = { service: 'notify:send', admin: true } as const;
+/** A user's own contacts, preferences, limits and history: the user, a service that keeps contacts, an admin. */
+const USER_DATA = { access: { user: { param: 'userId' }, service: 'notify:contacts', admin: true } } as const;
+
 /** HTTP only: schemas, the service call, the status code. */
-export function notifyRoutes(
-  app: FastifyInstance,
-  service: NotifyService,
-  preferences: PreferencesService,
-  { adminApiKey, userTokens }: { adminApiKey: string; userTokens: UserTokens },
-) {
+export function notifyRoutes(app: FastifyInstance, service: NotifyService, preferences: PreferencesService) {
   app.post(
     '/api/notifications',
     {
-      // The header's replay is the platform's; the body's `id` is deduplicated by the service.
-      config: {
-        idempotency: {
-          scope: 'notify.send',
-          principal: (request: FastifyRequest) => (request.body as { user_id?: string } | undefined)?.user_id,
-        },
-      },
+      // The header's replay is the platform's (scoped by the caller); the body's `id` is
+      // deduplicated by the service.
+      config: { access: SENDERS, idempotency: { scope: 'notify.send' } },
       schema: {
         tags,
         summary: 'Notify a user over one or more channels',
@@ -60,6 +55,7 @@ export function notifyRoutes(
   app.post(
     '/api/notifications/batch',
     {
+      config: { access: SENDERS },
       schema: {
         tags,
         summary: 'Batch lane: one notification per recipient, on topics that never delay real-time ones',
@@ -71,14 +67,14 @@ export function notifyRoutes(
       reply.code(202).send(await service.batch(request.body as Static<typeof BatchBody>)),
   );
 
-  const admin = { preHandler: adminOnly(adminApiKey) };
+  const admin = { config: { access: { admin: true } } } as const;
   app.get(
     '/api/notifications/dead-letters',
     {
       ...admin,
       schema: {
         tags,
-        summary: 'Deliveries that failed for good (needs X-Admin-Key)',
+        summary: 'Deliveries that failed for good',
         querystring: DeadLetterQuery,
         response: { 200: DeadLetters },
       },
@@ -101,25 +97,32 @@ export function notifyRoutes(
   app.get(
     '/api/notifications/:id',
     {
+      config: { access: { user: true, service: 'notify:read', admin: true } },
       schema: {
         tags,
         summary: 'Delivery status per channel with every attempt',
+        description: "A user's token sees only that user's notifications (others: 404).",
         params: IdParams,
         response: { 200: NotificationStatus },
       },
     },
-    async (request) => service.status((request.params as Static<typeof IdParams>).id),
+    async (request) => {
+      const status = await service.status((request.params as Static<typeof IdParams>).id);
+      const caller = request.caller;
+      if (caller.kind === 'user' && caller.userId !== status.user_id) {
+        throw err('notification_not_found');
+      }
+      return status;
+    },
   );
 
   app.get(
     '/api/users/:userId/notifications',
     {
-      onRequest: userTokens.ownerOnly((request) => (request.params as Params).userId, { adminApiKey }),
+      config: USER_DATA,
       schema: {
         tags,
-        summary: "A user's notifications, newest first (that user's token, or X-Admin-Key)",
-        description: "401 without a valid `Authorization: Bearer <user token>`; another user's token → 404.",
-        security: [{ userToken: [] }, { adminKey: [] }],
+        summary: "A user's notifications, newest first",
         params: UserParams,
         querystring: HistoryQuery,
         response: { 200: History },
@@ -134,23 +137,24 @@ export function notifyRoutes(
   const prefs = { tags, params: UserParams, response: { 200: Preferences } };
   app.get(
     '/api/users/:userId/notification-preferences',
-    { schema: { ...prefs, summary: 'Preferences' } },
+    { config: USER_DATA, schema: { ...prefs, summary: 'Preferences' } },
     (r) => preferences.get((r.params as Params).userId),
   );
   app.put(
     '/api/users/:userId/notification-preferences',
-    { schema: { ...prefs, summary: 'Replace the preferences', body: PreferencesPut } },
+    { config: USER_DATA, schema: { ...prefs, summary: 'Replace the preferences', body: PreferencesPut } },
     (r) => preferences.replace((r.params as Params).userId, r.body as Static<typeof PreferencesPut>),
   );
   app.patch(
     '/api/users/:userId/notification-preferences',
-    { schema: { ...prefs, summary: 'Change some preferences', body: PreferencesPatch } },
+    { config: USER_DATA, schema: { ...prefs, summary: 'Change some preferences', body: PreferencesPatch } },
     (r) => preferences.update((r.params as Params).userId, r.body as Static<typeof PreferencesPatch>),
   );
 
   app.post(
     '/api/users/:userId/push-subscriptions',
     {
+      config: USER_DATA,
       schema: {
         tags,
         summary: 'Add a Web Push subscription',
@@ -167,6 +171,7 @@ export function notifyRoutes(
   app.delete(
     '/api/users/:userId/push-subscriptions',
     {
+      config: USER_DATA,
       schema: {
         tags,
         summary: 'Remove a Web Push subscription by endpoint',
@@ -184,6 +189,7 @@ export function notifyRoutes(
   app.get(
     '/api/users/:userId/notification-limits',
     {
+      config: USER_DATA,
       schema: {
         tags,
         summary: 'What is left of each per-channel limit',
@@ -204,10 +210,4 @@ function accepted(reply: FastifyReply, result: NotificationAccepted) {
     headers: { 'Retry-After': String(retryAfter) },
     extras: { channels: result.channels, retry_after: retryAfter },
   });
-}
-
-function adminOnly(adminApiKey: string) {
-  return async (request: FastifyRequest) => {
-    if (request.headers['x-admin-key'] !== adminApiKey) throw err('admin_only');
-  };
 }

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { LightMyRequestResponse } from 'fastify';
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { systemClock, type TestClock } from '../platform/clock.ts';
 import { createTestApp, type TestApp, uniqueName } from '../platform/testing.ts';
 import { CHANNELS, type Channel } from './api.ts';
@@ -87,6 +87,11 @@ export function recordingSenders(): RecordingSenders {
 export interface NotifyTestApp extends TestApp {
   provider: RecordingSenders;
   admin: Record<string, string>;
+  /**
+   * `app.inject` as an admin unless the request carries credentials of its own: the tests of what
+   * notify does. Who may call what is tested with `app.inject` itself (access.test.ts).
+   */
+  inject(options: string | InjectOptions): Promise<LightMyRequestResponse>;
   send(body: Record<string, unknown>, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
   setPreferences(userId: string, body: Record<string, unknown>): Promise<void>;
   /** Runs the outbox sweep (scheduled sends that are due, lost publishes) as the scheduler would. */
@@ -105,13 +110,27 @@ export async function notifyTestApp(
     workers: options.workers,
     env: { NAMESPACE: namespace, ...options.env },
   });
+  const inject = (options: string | InjectOptions) => {
+    const request = typeof options === 'string' ? { url: options } : options;
+    const headers = request.headers ?? {};
+    const credentials = ['authorization', 'x-api-key', 'x-admin-key', 'x-operator-key', 'cookie'];
+    if (credentials.some((name) => name in headers)) return t.app.inject(request);
+    return t.app.inject({ ...request, headers: { ...headers, ...t.asAdmin } });
+  };
   return {
     ...t,
     provider,
-    admin: { 'x-admin-key': t.config.adminApiKey },
-    send: (payload, headers) => t.app.inject({ method: 'POST', url: '/api/notifications', payload, headers }),
+    admin: t.asAdmin,
+    inject,
+    send: (payload, headers) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/api/notifications',
+        payload,
+        headers: { ...t.asService, ...headers },
+      }),
     async setPreferences(userId, body) {
-      const response = await t.app.inject({
+      const response = await inject({
         method: 'PATCH',
         url: `/api/users/${userId}/notification-preferences`,
         payload: body,

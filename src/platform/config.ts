@@ -11,6 +11,7 @@ import {
   SERVICE_SCOPES,
 } from './auth/keys.ts';
 import { refuseUnsafeProduction } from './auth/production.ts';
+import { ConfigError } from './config-error.ts';
 
 export const SERVICE_NAMES = ['paste', 'notify', 'booking', 'parking'] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
@@ -70,9 +71,7 @@ export interface Config {
   env: Readonly<Record<string, string | undefined>>;
 }
 
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
+export { ConfigError } from './config-error.ts';
 
 type Env = Record<string, string | undefined>;
 

@@ -75,8 +75,6 @@ export type PreferencesPatch = Partial<PreferencesView>;
 export interface NotifyPagesDeps {
   /** The dev inbox table (notify_inbox) lives in this database. */
   db: AnyDb;
-  /** When set, the inbox and dead-letter pages need it (entered once, kept in a cookie). */
-  adminApiKey?: string;
   /** undefined, or a thrown 404 AppError, for an unknown id. */
   getNotification(id: string): Promise<NotificationView | undefined>;
   listDeadLetters(): Promise<DeadLetterView[]>;

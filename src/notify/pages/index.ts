@@ -4,13 +4,17 @@ import { AppError } from '../../platform/errors.ts';
 import { serveStatic } from '../../platform/pages/index.ts';
 import { CHANNELS, type Channel } from '../api.ts';
 import { inboxRepository } from '../providers/inbox.ts';
-import { adminGate } from './admin.ts';
 import type { NotifyPagesDeps, PreferencesPatch } from './deps.ts';
 import { channelTimeline } from './timeline.ts';
 
 export type * from './deps.ts';
 
 const hide = { hide: true };
+/**
+ * The console shows every user's messages, preferences and deliveries: admins only (an admin page
+ * session; development signs the admin in by itself, production asks at /sign-in).
+ */
+const staff = { access: { admin: true } } as const;
 const common = { styles: ['/static/notify/notify.css'] };
 const UserId = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' });
 
@@ -18,7 +22,6 @@ const UserId = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_
 export function notifyPages(app: FastifyInstance, deps: NotifyPagesDeps): void {
   serveStatic(app, 'notify', new URL('./static/', import.meta.url));
   const inbox = inboxRepository(deps.db);
-  const admitted = adminGate(app, deps.adminApiKey);
   const notFound = (reply: FastifyReply, title: string, message: string) =>
     reply.code(404).page('/platform/pages/message', {
       title,
@@ -34,6 +37,7 @@ export function notifyPages(app: FastifyInstance, deps: NotifyPagesDeps): void {
   app.get<{ Querystring: { user?: string; channel?: Channel; message?: string } }>(
     '/notify/inbox',
     {
+      config: staff,
       schema: {
         ...hide,
         querystring: Type.Object({
@@ -44,7 +48,6 @@ export function notifyPages(app: FastifyInstance, deps: NotifyPagesDeps): void {
       },
     },
     async (request, reply) => {
-      if (!admitted(request, reply)) return reply;
       const { user, message } = request.query;
       const channel = request.query.channel || undefined;
       const messages = await inbox.list({ userId: user || undefined, channel, limit: 200 });
@@ -72,6 +75,7 @@ export function notifyPages(app: FastifyInstance, deps: NotifyPagesDeps): void {
   app.get<{ Querystring: { user?: string; channel?: Channel } }>(
     '/notify/inbox/newest',
     {
+      config: staff,
       schema: {
         ...hide,
         querystring: Type.Object({
@@ -81,7 +85,6 @@ export function notifyPages(app: FastifyInstance, deps: NotifyPagesDeps): void {
       },
     },
     async (request, reply) => {
-      if (!admitted(request, reply)) return reply;
       const [newest] = await inbox.list({
         userId: request.query.user || undefined,
         channel: request.query.channel || undefined,
@@ -117,7 +120,10 @@ export function notifyPages(app: FastifyInstance, deps: NotifyPagesDeps): void {
 
   app.get<{ Params: { id: string } }>(
     '/notify/notifications/:id',
-    { schema: { ...hide, params: Type.Object({ id: Type.String({ maxLength: 100 }) }) } },
+    {
+      config: staff,
+      schema: { ...hide, params: Type.Object({ id: Type.String({ maxLength: 100 }) }) },
+    },
     async (request, reply) => {
       const notification = await orNotFound(deps.getNotification(request.params.id));
       if (!notification)
@@ -137,6 +143,7 @@ export function notifyPages(app: FastifyInstance, deps: NotifyPagesDeps): void {
   app.get<{ Querystring: { redriven?: string; error?: string } }>(
     '/notify/dead-letters',
     {
+      config: staff,
       schema: {
         ...hide,
         querystring: Type.Object({
@@ -146,7 +153,6 @@ export function notifyPages(app: FastifyInstance, deps: NotifyPagesDeps): void {
       },
     },
     async (request, reply) => {
-      if (!admitted(request, reply)) return reply;
       return reply.page('/notify/pages/dead-letters', {
         ...common,
         title: 'Dead letters',
@@ -160,9 +166,11 @@ export function notifyPages(app: FastifyInstance, deps: NotifyPagesDeps): void {
   // A plain form post (CSP allows form-action 'self'), so the button works without JavaScript.
   app.post<{ Params: { id: string } }>(
     '/notify/dead-letters/:id/redrive',
-    { schema: { ...hide, params: Type.Object({ id: Type.String({ maxLength: 100 }) }) } },
+    {
+      config: staff,
+      schema: { ...hide, params: Type.Object({ id: Type.String({ maxLength: 100 }) }) },
+    },
     async (request, reply) => {
-      if (!admitted(request, reply)) return reply;
       try {
         await deps.redrive(request.params.id);
         return reply.redirect(
@@ -179,6 +187,7 @@ export function notifyPages(app: FastifyInstance, deps: NotifyPagesDeps): void {
   app.get<{ Params: { id: string }; Querystring: { saved?: string } }>(
     '/notify/users/:id/preferences',
     {
+      config: staff,
       schema: {
         ...hide,
         params: Type.Object({ id: UserId }),
@@ -202,7 +211,10 @@ export function notifyPages(app: FastifyInstance, deps: NotifyPagesDeps): void {
 
   app.post<{ Params: { id: string }; Body: Record<string, string> }>(
     '/notify/users/:id/preferences',
-    { schema: { ...hide, params: Type.Object({ id: UserId }) } },
+    {
+      config: staff,
+      schema: { ...hide, params: Type.Object({ id: UserId }) },
+    },
     async (request, reply) => {
       await deps.updatePreferences(request.params.id, fromForm(request.body ?? {}));
       return reply.redirect(

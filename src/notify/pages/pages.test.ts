@@ -1,24 +1,24 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { createEdgeHarness, type EdgeHarness } from '../edge-testing.ts';
+import { createEdgeHarness, type EdgeHarness, PRODUCTION_KEYS } from '../edge-testing.ts';
 import { createInboxProvider } from '../providers/inbox.ts';
 import { notifyPages } from './index.ts';
 import { fakePagesDeps } from './testing.ts';
 
 let h: EdgeHarness;
 let fake: ReturnType<typeof fakePagesDeps>;
-const ADMIN_KEY = 'pages-admin-key';
 let cookie = '';
 
 before(async () => {
-  h = await createEdgeHarness();
+  // As production runs: no page signs anyone in by itself.
+  h = await createEdgeHarness({ production: true });
   fake = fakePagesDeps(h.db);
-  notifyPages(h.app, { ...fake.deps, adminApiKey: ADMIN_KEY });
+  notifyPages(h.app, fake.deps);
   await h.app.ready();
   const login = await h.app.inject({
     method: 'POST',
-    url: '/notify/admin-session',
-    payload: { key: ADMIN_KEY, next: '/notify/inbox' },
+    url: '/sign-in',
+    payload: { key: PRODUCTION_KEYS.ADMIN_API_KEY, next: '/notify/inbox' },
   });
   cookie = String(login.headers['set-cookie']).split(';')[0];
   const inbox = createInboxProvider('email', { db: h.db, clock: h.clock });
@@ -52,31 +52,37 @@ test('landing links the inbox, dead letters and lookups', async () => {
   assert.equal(user.headers.location, '/notify/users/7/preferences');
 });
 
-test('the inbox and dead letters need the admin key once; the cookie holds an HMAC, not the key', async () => {
-  const bare = await h.app.inject({ url: '/notify/inbox?user=7' });
-  assert.equal(bare.statusCode, 401);
-  assert.match(bare.body, /name="next" value="\/notify\/inbox\?user=7"/);
-  assert.equal(
-    (await h.app.inject({ method: 'POST', url: '/notify/dead-letters/x/redrive' })).statusCode,
-    401,
-  );
+test('the console pages need an admin page session: sign in once; the cookie holds a signed session, not the key', async () => {
+  for (const url of [
+    '/notify/inbox?user=7',
+    '/notify/dead-letters',
+    '/notify/users/7/preferences',
+    `/notify/notifications/${fake.notification.id}`,
+  ]) {
+    const bare = await h.app.inject({ url });
+    assert.equal(bare.statusCode, 303, url);
+    assert.equal(bare.headers.location, `/sign-in?next=${encodeURIComponent(url)}`);
+  }
+  const post = await h.app.inject({ method: 'POST', url: '/notify/dead-letters/x/redrive' });
+  assert.equal(post.statusCode, 303);
+  assert.deepEqual(fake.redriven, [], 'nothing was re-driven');
   const wrong = await h.app.inject({
     method: 'POST',
-    url: '/notify/admin-session',
+    url: '/sign-in',
     payload: { key: 'guess', next: '/notify/inbox' },
   });
   assert.equal(wrong.statusCode, 401);
   assert.equal(wrong.headers['set-cookie'], undefined);
   const right = await h.app.inject({
     method: 'POST',
-    url: '/notify/admin-session',
-    payload: { key: ADMIN_KEY, next: 'https://evil.example/' },
+    url: '/sign-in',
+    payload: { key: PRODUCTION_KEYS.ADMIN_API_KEY, next: 'https://evil.example/' },
   });
   assert.equal(right.statusCode, 303);
-  assert.equal(right.headers.location, '/notify', 'only paths under /notify are followed');
+  assert.equal(right.headers.location, '/', 'only paths of this site are followed');
   const setCookie = String(right.headers['set-cookie']);
   assert.match(setCookie, /HttpOnly; SameSite=Strict/);
-  assert.ok(!setCookie.includes(ADMIN_KEY));
+  assert.ok(!setCookie.includes(PRODUCTION_KEYS.ADMIN_API_KEY));
   assert.equal((await h.app.inject({ url: '/notify/inbox', headers: { cookie } })).statusCode, 200);
   const newest = await h.app.inject({
     url: '/notify/inbox/newest?user=7&channel=email',
@@ -86,10 +92,11 @@ test('the inbox and dead letters need the admin key once; the cookie holds an HM
   assert.deepEqual((await h.app.inject({ url: '/notify/inbox/newest?user=8', headers: { cookie } })).json(), {
     id: null,
   });
-  assert.equal((await h.app.inject({ url: '/notify/inbox/newest' })).statusCode, 401);
+  assert.equal((await h.app.inject({ url: '/notify/inbox/newest' })).statusCode, 303);
   assert.equal(
-    (await h.app.inject({ url: '/notify/inbox', headers: { cookie: 'notify_admin=forged' } })).statusCode,
-    401,
+    (await h.app.inject({ url: '/notify/inbox', headers: { cookie: 'staff_session=S1.forged.sig' } }))
+      .statusCode,
+    303,
   );
 });
 
@@ -115,7 +122,10 @@ test('inbox lists messages and shows the HTML e-mail escaped inside a sandboxed 
 });
 
 test('timeline shows each channel in time order with attempts, errors and receipts', async () => {
-  const page = await h.app.inject({ url: `/notify/notifications/${fake.notification.id}` });
+  const page = await h.app.inject({
+    url: `/notify/notifications/${fake.notification.id}`,
+    headers: { cookie },
+  });
   assert.equal(page.statusCode, 200);
   const email = page.body.slice(
     page.body.indexOf('data-channel="email"'),
@@ -139,7 +149,7 @@ test('timeline shows each channel in time order with attempts, errors and receip
   assert.match(page.body, /data-status>dead lettered</);
   assert.match(page.body, /Reason: no_address/);
   assert.doesNotMatch(email, /invalid_number/, 'each channel shows only its own attempts');
-  const missing = await h.app.inject({ url: '/notify/notifications/nope' });
+  const missing = await h.app.inject({ url: '/notify/notifications/nope', headers: { cookie } });
   assert.equal(missing.statusCode, 404);
 });
 
@@ -166,7 +176,7 @@ test('dead letters: the redrive button re-drives and comes back with a notice; a
 });
 
 test('preferences form shows the values and saves through updatePreferences without JavaScript', async () => {
-  const page = await h.app.inject({ url: '/notify/users/7/preferences' });
+  const page = await h.app.inject({ url: '/notify/users/7/preferences', headers: { cookie } });
   assert.equal(page.statusCode, 200);
   assert.match(page.body, /name="push_enabled" checked/);
   assert.match(page.body, /name="sms_enabled">/);
@@ -175,7 +185,7 @@ test('preferences form shows the values and saves through updatePreferences with
   const saved = await h.app.inject({
     method: 'POST',
     url: '/notify/users/7/preferences',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
     payload:
       'sms_enabled=on&quiet_hours_start=&quiet_hours_end=&email=bo%40example.test&phone=%2B4915112345678&timezone=Europe%2FParis',
   });
@@ -194,7 +204,10 @@ test('preferences form shows the values and saves through updatePreferences with
       locale: null,
     },
   ]);
-  assert.equal((await h.app.inject({ url: '/notify/users/nobody/preferences' })).statusCode, 404);
+  assert.equal(
+    (await h.app.inject({ url: '/notify/users/nobody/preferences', headers: { cookie } })).statusCode,
+    404,
+  );
   const script = await h.app.inject({ url: '/static/notify/preferences.js' });
   assert.equal(script.statusCode, 200);
   assert.match(script.body, /notification-preferences/);

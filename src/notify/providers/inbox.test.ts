@@ -20,11 +20,11 @@ const receipts: [string, string][] = [];
 const env = { NOTIFY_INBOX_RECEIPT_DELAY_MS: '20', APP_SECRET: 'a-test-secret-of-some-length' };
 const onReceipt = (id: string, at: Date) => void receipts.push([id, at.toISOString()]);
 const secret = readProviderSettings(env).receiptSecret;
-const admin = { 'x-admin-key': 'inbox-admin-key' };
+const admin = { 'x-admin-key': 'dev-admin-key' };
 
 before(async () => {
   h = await createEdgeHarness();
-  await providerRoutes(h.app, { env, db: h.db, clock: h.clock, onReceipt, adminApiKey: 'inbox-admin-key' });
+  await providerRoutes(h.app, { env, db: h.db, clock: h.clock, onReceipt });
   await h.app.ready();
 });
 after(() => h.close());

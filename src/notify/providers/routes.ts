@@ -1,5 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Clock } from '../../platform/clock.ts';
 import { platformError } from '../../platform/errors.ts';
@@ -15,8 +14,6 @@ export interface ProviderRouteDeps {
   db: AnyDb;
   clock: Clock;
   onReceipt(providerMessageId: string, deliveredAt: Date): void | Promise<void>;
-  /** When set, the inbox API needs it in X-Admin-Key (it shows every user's messages). */
-  adminApiKey?: string;
 }
 
 const tags = ['notifications'];
@@ -48,17 +45,8 @@ export const inboxJson = (row: InboxRow) => ({ ...row, created_at: row.created_a
 export async function providerRoutes(app: FastifyInstance, deps: ProviderRouteDeps): Promise<void> {
   const settings = readProviderSettings(deps.env, deps.secret);
   const inbox = inboxRepository(deps.db);
-  const adminOnly = {
-    preHandler: async (request: FastifyRequest) => {
-      if (!deps.adminApiKey) return;
-      const given = request.headers['x-admin-key'];
-      const digest = (value: string) => createHash('sha256').update(value).digest();
-      if (typeof given !== 'string' || !timingSafeEqual(digest(given), digest(deps.adminApiKey))) {
-        throw platformError('unauthorized', 'The dev inbox needs the admin key in the X-Admin-Key header');
-      }
-    },
-  };
-  const security = deps.adminApiKey ? { security: [{ adminKey: [] }] } : {};
+  // The dev inbox shows every user's messages.
+  const adminOnly = { config: { access: { admin: true } } } as const;
 
   // The signature covers the exact bytes sent: this scope keeps the raw body and parses after verifying.
   await app.register(async (scope) => {
@@ -71,6 +59,8 @@ export async function providerRoutes(app: FastifyInstance, deps: ProviderRouteDe
     scope.post<{ Params: { provider: string } }>(
       '/api/notifications/receipts/:provider',
       {
+        // The provider's signature over the body is the credential, checked in the handler.
+        config: { access: { public: true } },
         schema: {
           tags,
           summary: 'Delivery receipt from a provider (signed webhook)',
@@ -100,6 +90,7 @@ export async function providerRoutes(app: FastifyInstance, deps: ProviderRouteDe
   app.get(
     '/api/notifications/push/vapid-public-key',
     {
+      config: { access: { public: true } },
       schema: {
         tags,
         summary:
@@ -123,7 +114,6 @@ export async function providerRoutes(app: FastifyInstance, deps: ProviderRouteDe
       ...adminOnly,
       schema: {
         tags,
-        ...security,
         summary: 'Dev inbox: messages the embedded providers stored instead of sending (newest first)',
         querystring: InboxQuery,
         response: { 200: Type.Object({ messages: Type.Array(InboxMessage) }) },
@@ -142,7 +132,6 @@ export async function providerRoutes(app: FastifyInstance, deps: ProviderRouteDe
       ...adminOnly,
       schema: {
         tags,
-        ...security,
         summary: 'Dev inbox: one message',
         params: Type.Object({ id: Type.String({ format: 'uuid' }) }),
         response: { 200: InboxMessage },

@@ -1,5 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { Static } from 'typebox';
 import type { Clock } from '../../platform/clock.ts';
 import { platformError } from '../../platform/errors.ts';
@@ -22,25 +21,24 @@ export interface TemplateRouteDeps {
   db: AnyDb;
   renderer: TemplateStore;
   clock: Clock;
-  /** When set, writes need it in `X-Admin-Key` (templates decide what every user receives). */
-  adminApiKey?: string;
 }
 
 const tags = ['notifications'];
 type Params = Static<typeof TemplateParams>;
 type Parts = Static<typeof TemplateUpdate>;
 
+/** Templates decide what every user receives: only admins write them; services may read them. */
+const write = { config: { access: { admin: true } } } as const;
+const read = { config: { access: { service: 'notify:templates', admin: true } } } as const;
+
 /** CRUD of /api/templates: a template must parse (422 with liquid's message) before it is stored. */
 export function templateRoutes(app: FastifyInstance, deps: TemplateRouteDeps): void {
   const repository = templateRepository(deps.db);
-  const admin = deps.adminApiKey ? { security: [{ adminKey: [] }] } : {};
-  const guard = async (request: FastifyRequest) => {
-    if (deps.adminApiKey) requireAdmin(request, deps.adminApiKey);
-  };
 
   app.get(
     '/api/templates',
     {
+      ...read,
       schema: {
         tags,
         summary: 'List templates',
@@ -56,17 +54,16 @@ export function templateRoutes(app: FastifyInstance, deps: TemplateRouteDeps): v
 
   app.get<{ Params: Params }>(
     '/api/templates/:id',
-    { schema: { tags, summary: 'A template', params: TemplateParams, response: { 200: Template } } },
+    { ...read, schema: { tags, summary: 'A template', params: TemplateParams, response: { 200: Template } } },
     async (request) => toJson(await load(request.params.id)),
   );
 
   app.post(
     '/api/templates',
     {
-      preHandler: guard,
+      ...write,
       schema: {
         tags,
-        ...admin,
         summary: 'Create a template',
         description:
           '409 `template_exists` when the id is taken; 422 `template_invalid` when it does not parse.',
@@ -87,10 +84,9 @@ export function templateRoutes(app: FastifyInstance, deps: TemplateRouteDeps): v
   app.put<{ Params: Params }>(
     '/api/templates/:id',
     {
-      preHandler: guard,
+      ...write,
       schema: {
         tags,
-        ...admin,
         summary: 'Create or replace a template',
         params: TemplateParams,
         body: TemplateUpdate,
@@ -107,7 +103,7 @@ export function templateRoutes(app: FastifyInstance, deps: TemplateRouteDeps): v
 
   app.delete<{ Params: Params }>(
     '/api/templates/:id',
-    { preHandler: guard, schema: { tags, ...admin, summary: 'Delete a template', params: TemplateParams } },
+    { ...write, schema: { tags, summary: 'Delete a template', params: TemplateParams } },
     async (request, reply) => {
       if (!(await repository.remove(request.params.id))) throw notFound(request.params.id);
       deps.renderer.invalidate(request.params.id);
@@ -118,6 +114,7 @@ export function templateRoutes(app: FastifyInstance, deps: TemplateRouteDeps): v
   app.post<{ Params: Params }>(
     '/api/templates/:id/preview',
     {
+      ...write,
       schema: {
         tags,
         summary: 'Render a stored template with sample data',
@@ -190,12 +187,4 @@ function toJson(row: TemplateRow) {
     // A row written before a filter was removed: list it anyway, with no variables.
   }
   return { ...row, variables, updated_at: row.updated_at.toISOString() };
-}
-
-function requireAdmin(request: FastifyRequest, adminApiKey: string) {
-  const given = request.headers['x-admin-key'];
-  const digest = (value: string) => createHash('sha256').update(value).digest();
-  if (typeof given !== 'string' || !timingSafeEqual(digest(given), digest(adminApiKey))) {
-    throw platformError('unauthorized', 'Changing templates needs the admin key in the X-Admin-Key header');
-  }
 }

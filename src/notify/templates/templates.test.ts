@@ -8,7 +8,8 @@ import { createTemplateRenderer, type TemplateStore, templateRoutes } from './in
 
 let h: EdgeHarness;
 let renderer: TemplateStore;
-const admin = { 'x-admin-key': 'test-admin-key' };
+/** The development admin key (the harness runs the platform's credential check). */
+const admin = { 'x-admin-key': 'dev-admin-key' };
 const booking = {
   booking_id: 'BK-42',
   movie_title: 'Alien <Romulus>',
@@ -22,7 +23,7 @@ const booking = {
 before(async () => {
   h = await createEdgeHarness();
   renderer = createTemplateRenderer(h.db);
-  templateRoutes(h.app, { db: h.db, renderer, clock: h.clock, adminApiKey: admin['x-admin-key'] });
+  templateRoutes(h.app, { db: h.db, renderer, clock: h.clock });
   await h.app.ready();
 });
 after(() => h.close());
@@ -155,9 +156,9 @@ describe('/api/templates', () => {
       'Servus, Ana!',
     );
 
-    const read = await h.app.inject({ url: '/api/templates/welcome.push.de' });
+    const read = await h.app.inject({ url: '/api/templates/welcome.push.de', headers: admin });
     assert.equal(read.json().body, 'Servus, {{ name }}!');
-    const list = await h.app.inject({ url: '/api/templates?type=welcome' });
+    const list = await h.app.inject({ url: '/api/templates?type=welcome', headers: admin });
     assert.deepEqual(
       list.json().templates.map((t: { id: string }) => t.id),
       ['welcome.push', 'welcome.push.de'],
@@ -172,7 +173,7 @@ describe('/api/templates', () => {
       (await renderer.render('welcome', 'push', { name: 'Ana' }, { locale: 'de' })).text,
       'Welcome, Ana!',
     );
-    const gone = await h.app.inject({ url: '/api/templates/welcome.push.de' });
+    const gone = await h.app.inject({ url: '/api/templates/welcome.push.de', headers: admin });
     assert.equal(gone.statusCode, 404);
     assert.equal(gone.json().code, 'template_not_found');
     assert.match(gone.headers['content-type'] as string, /problem\+json/);
@@ -212,12 +213,24 @@ describe('/api/templates', () => {
     assert.equal(mismatch.statusCode, 422);
     const noKey = await h.app.inject({ method: 'DELETE', url: '/api/templates/booking_confirmed.sms' });
     assert.equal(noKey.statusCode, 401);
+    // Services may read templates, never change them.
+    const service = { 'x-api-key': 'dev-service-key' };
+    assert.equal((await h.app.inject({ url: '/api/templates', headers: service })).statusCode, 200);
+    assert.equal((await h.app.inject({ url: '/api/templates' })).statusCode, 401);
+    const serviceWrite = await h.app.inject({
+      method: 'PUT',
+      url: '/api/templates/ok.sms',
+      headers: service,
+      payload: { body: 'x' },
+    });
+    assert.equal(serviceWrite.statusCode, 401);
   });
 
   test('preview renders a stored template with sample data, or lists what is missing', async () => {
     const preview = await h.app.inject({
       method: 'POST',
       url: '/api/templates/refund_update.sms/preview',
+      headers: admin,
       payload: { data: { booking_id: 'BK-7', refund_amount: 12, refund_status: 'completed' } },
     });
     assert.equal(preview.statusCode, 200, preview.body);
@@ -225,6 +238,7 @@ describe('/api/templates', () => {
     const missing = await h.app.inject({
       method: 'POST',
       url: '/api/templates/refund_update.sms/preview',
+      headers: admin,
       payload: { data: { booking_id: 'BK-7' } },
     });
     assert.equal(missing.statusCode, 422);

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ConfigError } from '../config.ts';
+import { ConfigError } from '../config-error.ts';
 
 /**
  * A configured credential: a service API key or an operator key, with the scopes it grants.

@@ -1,4 +1,4 @@
-import { ConfigError } from '../config.ts';
+import { ConfigError } from '../config-error.ts';
 import { DEV_KEYS, type KeyGrant } from './keys.ts';
 
 type Env = Readonly<Record<string, string | undefined>>;

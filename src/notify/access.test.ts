@@ -1,0 +1,134 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { type NotifyTestApp, notifyTestApp } from './testing.ts';
+
+/**
+ * Who may call what (README, Security): sending is for services with `notify:send` and admins; a
+ * user's contacts, preferences, push subscriptions, limits and history for that user, a service
+ * with `notify:contacts` and admins; a notification's status also for its own user.
+ */
+const SENDER = { 'x-api-key': 'sender-key-0123456789' };
+const CONTACTS = { 'x-api-key': 'contacts-key-0123456789' };
+const READER = { 'x-api-key': 'reader-key-0123456789' };
+
+let t: NotifyTestApp;
+before(async () => {
+  t = await notifyTestApp({
+    env: {
+      SERVICE_KEYS: `mailer notify:send ${SENDER['x-api-key']}; crm notify:contacts ${CONTACTS['x-api-key']}; support notify:read ${READER['x-api-key']}`,
+    },
+  });
+});
+after(() => t.close());
+
+const order = (userId: string) => ({
+  user_id: userId,
+  type: 'order_update',
+  channels: ['email'],
+  data: { order_id: 'o-1' },
+});
+
+describe('sending', () => {
+  test('needs a service key with notify:send (or the admin key): nobody else can spend a user quota', async () => {
+    const userId = randomUUID();
+    await t.setPreferences(userId, { email: 'quota@example.com' });
+    const send = (
+      headers: Record<string, string>,
+      url = '/api/notifications',
+      payload: Record<string, unknown> = order(userId),
+    ) => t.app.inject({ method: 'POST', url, headers, payload });
+    const anonymous = await send({});
+    assert.equal(anonymous.statusCode, 401);
+    assert.equal(anonymous.headers['content-type'], 'application/problem+json; charset=utf-8');
+    assert.equal((await send(t.asUser(userId))).statusCode, 401, "a user's own token cannot send");
+    assert.equal((await send(CONTACTS)).statusCode, 403, 'a key without notify:send');
+    assert.equal((await send({ 'x-api-key': 'a-guessed-key-123' })).statusCode, 401);
+    assert.equal((await send(SENDER)).statusCode, 202);
+    assert.equal((await send(t.asAdmin)).statusCode, 202);
+    const batch = {
+      type: 'order_update',
+      channels: ['email'],
+      user_ids: [userId],
+      data: { order_id: 'o-2' },
+    };
+    assert.equal((await send({}, '/api/notifications/batch', batch)).statusCode, 401);
+    assert.equal((await send(READER, '/api/notifications/batch', batch)).statusCode, 403);
+    assert.equal((await send(SENDER, '/api/notifications/batch', batch)).statusCode, 202);
+    const limits = await t.app.inject({ url: `/api/users/${userId}/notification-limits`, headers: CONTACTS });
+    const email = limits.json().limits.find((limit: { channel: string }) => limit.channel === 'email');
+    assert.equal(email.limit - email.remaining, 3, 'only the three accepted sends spent the quota');
+  });
+});
+
+describe("a user's own data", () => {
+  const paths = (userId: string) => [
+    ['GET', `/api/users/${userId}/notification-preferences`],
+    ['PATCH', `/api/users/${userId}/notification-preferences`],
+    ['PUT', `/api/users/${userId}/notification-preferences`],
+    ['POST', `/api/users/${userId}/push-subscriptions`],
+    ['DELETE', `/api/users/${userId}/push-subscriptions?endpoint=https%3A%2F%2Fpush.example.com%2Fx`],
+    ['GET', `/api/users/${userId}/notification-limits`],
+    ['GET', `/api/users/${userId}/notifications`],
+  ];
+
+  test('nobody without credentials, not another user, not a sender: e-mail, phone and push endpoints stay theirs', async () => {
+    const victim = randomUUID();
+    await t.setPreferences(victim, { email: 'victim@example.com', phone: '+15005550006' });
+    for (const [method, url] of paths(victim)) {
+      const call = (headers: Record<string, string>) =>
+        t.app.inject({
+          method: method as 'GET',
+          url,
+          headers,
+          payload: method === 'GET' || method === 'DELETE' ? undefined : { email: 'attacker@example.com' },
+        });
+      assert.equal((await call({})).statusCode, 401, `${method} ${url} without credentials`);
+      assert.equal((await call(t.asUser(randomUUID()))).statusCode, 404, `${method} ${url} by another user`);
+      assert.equal((await call(SENDER)).statusCode, 403, `${method} ${url} by a key without notify:contacts`);
+    }
+    const stored = await t.app.inject({
+      url: `/api/users/${victim}/notification-preferences`,
+      headers: CONTACTS,
+    });
+    assert.equal(stored.json().email, 'victim@example.com', 'nothing was changed');
+    const subscriptions = await t.app.inject({
+      url: `/api/users/${victim}/notification-preferences`,
+      headers: t.asUser(victim),
+    });
+    assert.equal(subscriptions.statusCode, 200, 'the user reads their own');
+  });
+
+  test('the user, a contacts service and an admin may change them', async () => {
+    const userId = randomUUID();
+    for (const headers of [t.asUser(userId), CONTACTS, t.asAdmin]) {
+      const response = await t.app.inject({
+        method: 'PATCH',
+        url: `/api/users/${userId}/notification-preferences`,
+        headers,
+        payload: { email: `${Object.keys(headers)[0]}@example.com` },
+      });
+      assert.equal(response.statusCode, 200, response.body);
+    }
+  });
+});
+
+test("a notification's status: its own user, a service with notify:read, an admin; another user gets 404", async () => {
+  const userId = randomUUID();
+  await t.setPreferences(userId, { email: 'owner@example.com' });
+  const accepted = await t.app.inject({
+    method: 'POST',
+    url: '/api/notifications',
+    headers: SENDER,
+    payload: order(userId),
+  });
+  const url = `/api/notifications/${accepted.json().id}`;
+  assert.equal((await t.app.inject({ url })).statusCode, 401);
+  assert.equal((await t.app.inject({ url, headers: t.asUser(userId) })).statusCode, 200);
+  assert.equal((await t.app.inject({ url, headers: READER })).statusCode, 200);
+  assert.equal((await t.app.inject({ url, headers: t.asAdmin })).statusCode, 200);
+  const stranger = await t.app.inject({ url, headers: t.asUser(randomUUID()) });
+  assert.equal(stranger.statusCode, 404);
+  assert.equal(stranger.json().code, 'notification_not_found');
+  assert.equal((await t.app.inject({ url, headers: SENDER })).statusCode, 403);
+});
