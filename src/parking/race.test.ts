@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
-import { DEV_KEYS } from '../platform/auth/keys.ts';
-import { dropNamespace, realServices, uniqueName } from '../platform/testing.ts';
+import { dropNamespace, realServices, testConfig, uniqueName } from '../platform/testing.ts';
 import { type RunningServer, startServer } from '../platform/testing-browser.ts';
 import { lotJson, writeLot } from './testing.ts';
 
@@ -12,7 +11,7 @@ import { lotJson, writeLot } from './testing.ts';
  */
 const skip = realServices.databaseUrl ? false : 'needs TEST_DATABASE_URL (a real PostgreSQL)';
 /** The servers run in development mode: the lot's panels use the development operator key. */
-const PANEL = { 'x-operator-key': DEV_KEYS.operator };
+const PANEL = { 'x-operator-key': testConfig().operatorKeys[0].key };
 const TEN_SPOTS = lotJson({
   floors: [
     { floor: 1, spots: { COMPACT: 5 } },
