@@ -32,11 +32,13 @@ const PUBLIC: Record<string, string> = {
   'GET /api/v1/shows/{id}/seats': 'the seat map: which seats are free, never who holds them',
   'GET /api/v1/parking/availability': 'free spots per floor and type',
   'GET /api/v1/parking/boards': 'the display boards',
-  'GET /api/v1/parking/boards/events': 'the display boards, live',
+  'GET /api/v1/parking/boards/stream': 'the display boards, live',
+  'GET /api/v1/parking/lot': "the lot's floors, panels and prices, as on the public landing page",
   'GET /api/v1/parking/tickets/{ticketId}': 'the ticket id is the capability: whoever holds the ticket',
-  'POST /api/v1/parking/tickets/{ticketId}/pay': 'the ticket id is the capability: whoever holds the ticket',
-  'GET /api/v1/payments/{id}': 'the payment id is the capability (the hosted payment page)',
-  'POST /api/v1/payments/{id}/pay': 'the payment id is the capability (the hosted payment page)',
+  'GET /api/v1/parking/tickets/{ticketId}/events':
+    'the ticket id is the capability: whoever holds the ticket follows its payment and gate',
+  'GET /api/v1/payments/{paymentId}': 'the payment id is the capability (the hosted payment page)',
+  'POST /api/v1/payments/{paymentId}/pay': 'the payment id is the capability (the hosted payment page)',
   'POST /api/v1/payments/webhook': "the gateway's HMAC signature is the credential",
   'POST /api/notifications/receipts/{provider}': "the provider's signature is the credential",
 };

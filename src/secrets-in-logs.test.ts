@@ -10,6 +10,7 @@ import { type RunningServer, startServer } from './platform/testing-browser.ts';
  * bodies, and bodies that fail validation — and none of them appears in what it wrote.
  */
 const ADMIN_KEY = `admin-${randomUUID()}`;
+const OPERATOR_KEY = `panel-${randomUUID()}`;
 const PASSWORD = `pw-${randomUUID()}`;
 const CARD = '4242424242424242';
 let server: RunningServer;
@@ -20,6 +21,7 @@ before(async () => {
     LOG_LEVEL: 'trace',
     LOG_REQUESTS: 'true',
     ADMIN_API_KEY: ADMIN_KEY,
+    OPERATOR_KEYS: `panel parking:panel ${OPERATOR_KEY}`,
     PARKING_LOT_CONFIG: writeLot(lotJson()),
   });
 });
@@ -32,7 +34,7 @@ const post = (path: string, body: unknown, headers: Record<string, string> = {})
     body: JSON.stringify(body),
   });
 
-test('API keys, passwords, card numbers and the admin key never appear in the logs', async () => {
+test('API keys, passwords, card numbers, operator and admin keys never appear in the logs', async () => {
   const user = await post('/api/v1/users', { email: `${randomUUID()}@example.org` });
   assert.equal(user.status, 201);
   const { api_key: apiKey } = (await user.json()) as { api_key: string };
@@ -51,21 +53,22 @@ test('API keys, passwords, card numbers and the admin key never appear in the lo
     400,
   );
 
-  const entry = await post('/api/v1/parking/entry', { licensePlate: 'SEC 1', vehicleType: 'CAR' });
+  const panel = { 'x-operator-key': OPERATOR_KEY };
+  const entry = await post('/api/v1/parking/entry', { licensePlate: 'SEC 1', vehicleType: 'CAR' }, panel);
   assert.equal(entry.status, 201);
   const { ticketId } = (await entry.json()) as { ticketId: string };
   const card = { card_number: CARD, exp_month: 12, exp_year: 2030, cvc: '123' };
   const paid = await post(
     '/api/v1/parking/exit',
     { ticketId, payment: card },
-    { 'idempotency-key': randomUUID() },
+    { ...panel, 'idempotency-key': randomUUID() },
   );
   assert.equal(paid.status, 200, await paid.clone().text());
   const badCard = { ...card, exp_month: 13 };
   const refused = await post(
     '/api/v1/parking/exit',
     { ticketId, payment: badCard },
-    { 'idempotency-key': randomUUID() },
+    { ...panel, 'idempotency-key': randomUUID() },
   );
   assert.equal(refused.status, 400);
 
@@ -94,6 +97,7 @@ test('API keys, passwords, card numbers and the admin key never appear in the lo
     ['paste password', PASSWORD],
     ['card number', CARD],
     ['admin key', ADMIN_KEY],
+    ['operator key', OPERATOR_KEY],
   ]) {
     assert.equal(logs.includes(secret), false, `the ${what} appears in the logs`);
   }

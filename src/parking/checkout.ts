@@ -33,7 +33,10 @@ export function createCheckout(deps: ParkingServiceDeps) {
     return settle(state, request.card, panelId);
   }
 
-  /** Lost ticket: the vehicle is found by its plate, the ticket becomes LOST and the lost-ticket fee is due. */
+  /**
+   * Lost ticket: the vehicle is found by its plate, the ticket becomes LOST and the lost-ticket
+   * fee is due, or the fee the stay has reached when that is more.
+   */
   async function reportLost(request: { licensePlate: string; card?: CardDetails; panelId?: string }) {
     const plate = plateOrThrow(request.licensePlate);
     const panelId = panelOrThrow(request.panelId, lot.exitPanels, 'exit');
@@ -85,14 +88,14 @@ export function createCheckout(deps: ParkingServiceDeps) {
 
     const now = clock.now();
     const kind = ticket.status === 'LOST' ? 'LOST' : 'EXIT';
-    const amountMinor =
-      kind === 'LOST'
-        ? lot.lostTicketFeeMinor
-        : feeFor(
-            lot.pricing,
-            { vehicleType: ticket.vehicleType, entryTime: ticket.entryTime, exitTime: now },
-            lot.timeZone,
-          );
+    const stay = feeFor(
+      lot.pricing,
+      { vehicleType: ticket.vehicleType, entryTime: ticket.entryTime, exitTime: now },
+      lot.timeZone,
+    );
+    // A lost ticket never costs less than keeping it would have: a flat fee below the hourly one
+    // after a long stay would make "losing" the ticket the cheaper way out.
+    const amountMinor = kind === 'LOST' ? Math.max(lot.lostTicketFeeMinor, stay) : stay;
     // Concurrent exits of one ticket ask with the same key (its n-th payment) and share one payment.
     let created: GatewayPayment;
     try {
@@ -234,7 +237,7 @@ export function createCheckout(deps: ParkingServiceDeps) {
     );
   }
 
-  /** Refund of a paid ticket (an operator's decision; the route requires the admin key). */
+  /** Refund of a paid ticket (an admin's decision: the route declares admin access). */
   async function refund(ticketId: string, reason: string) {
     const ticket = await repository.ticket(ticketId);
     if (!ticket) throw err('ticket_not_found', `No ticket ${ticketId}`);

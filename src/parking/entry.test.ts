@@ -6,7 +6,7 @@ import { lotEnv, lotJson } from './testing.ts';
 
 let t: TestApp;
 const enter = (payload: Record<string, unknown>) =>
-  t.app.inject({ method: 'POST', url: '/api/v1/parking/entry', payload });
+  t.app.inject({ method: 'POST', url: '/api/v1/parking/entry', headers: t.asOperator, payload });
 const availability = async () => (await t.app.inject({ url: '/api/v1/parking/availability' })).json();
 const tickets = async () =>
   (await sql<{ n: number }>`select count(*)::int as n from parking_tickets`.execute(t.adapters.database.db))
@@ -193,7 +193,7 @@ describe('POST /api/v1/parking/entry', () => {
     const malformed = await t.app.inject({
       method: 'POST',
       url: '/api/v1/parking/entry',
-      headers: { 'content-type': 'application/json' },
+      headers: { ...t.asOperator, 'content-type': 'application/json' },
       payload: '{"licensePlate":',
     });
     assertProblem(malformed, 400, 'malformed_json');
@@ -305,12 +305,14 @@ test('a lot config of a different size: spots beyond it are never offered', asyn
     const first = await small.app.inject({
       method: 'POST',
       url: '/api/v1/parking/entry',
+      headers: small.asOperator,
       payload: { licensePlate: 'X1', vehicleType: 'CAR' },
     });
     assert.equal(first.json().spotId, 'ONLY');
     const second = await small.app.inject({
       method: 'POST',
       url: '/api/v1/parking/entry',
+      headers: small.asOperator,
       payload: { licensePlate: 'X2', vehicleType: 'CAR' },
     });
     assert.equal(second.json().code, 'parking_full');

@@ -176,6 +176,7 @@ describe('POST /api/v1/parking/exit', () => {
     const noKey = await t.app.inject({
       method: 'POST',
       url: '/api/v1/parking/exit',
+      headers: t.asOperator,
       payload: { ticketId: id, payment: card(TEST_CARDS.success) },
     });
     assert.equal(noKey.statusCode, 400);
@@ -199,7 +200,7 @@ describe('POST /api/v1/parking/exit', () => {
     const short = await t.app.inject({
       method: 'POST',
       url: '/api/v1/parking/exit',
-      headers: { 'idempotency-key': 'short-cvc' },
+      headers: { ...t.asOperator, 'idempotency-key': 'short-cvc' },
       payload: { ticketId: id, payment: { ...card(TEST_CARDS.success), cvc: '1' } },
     });
     assert.equal(short.statusCode, 400);

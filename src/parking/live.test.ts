@@ -37,6 +37,7 @@ test('the boards stream sends the boards at once and again after every park, fro
   const parked = await t.app.inject({
     method: 'POST',
     url: '/api/v1/parking/entry',
+    headers: t.asOperator,
     payload: { licensePlate: 'LIVE1', vehicleType: 'BUS' },
   });
   assert.equal(parked.statusCode, 201);
@@ -49,6 +50,7 @@ test('the boards stream sends the boards at once and again after every park, fro
       t.app.inject({
         method: 'POST',
         url: '/api/v1/parking/entry',
+        headers: t.asOperator,
         payload: { licensePlate: plate, vehicleType: 'MOTORCYCLE' },
       }),
     ),

@@ -45,7 +45,7 @@ export const parkingModule: ServiceModule = {
     return {
       async routes(app) {
         await live.start();
-        parkingApiRoutes(app, service, live, deps.config.adminApiKey);
+        parkingApiRoutes(app, service, live);
         parkingPages(app, service);
       },
       close: () => live.close(),

@@ -1,4 +1,6 @@
 import type { FastifyInstance } from 'fastify';
+import type { Caller } from '../platform/auth/index.ts';
+import { grants } from '../platform/auth/keys.ts';
 import { serveStatic } from '../platform/pages/index.ts';
 import { NEEDS, VEHICLE_TYPES } from './allocation.ts';
 import { describePricing } from './pricing.ts';
@@ -14,12 +16,16 @@ export function parkingPages(app: FastifyInstance, service: ParkingService) {
     styles: ['/static/parking/parking.css'],
   };
   const hide = { schema: { hide: true } };
+  // The boards are public; the panels are the lot's operators' (a page session: in development
+  // the demo operator signs in by itself, in production the browser is sent to /sign-in).
+  const board = { ...hide, config: { access: { public: true } } } as const;
+  const panel = { ...hide, config: { access: { operator: 'parking:panel' } } } as const;
   const panelOf = (query: unknown, panels: { id: string; name: string }[]) => {
     const wanted = (query as { panel?: string }).panel;
     return panels.find((panel) => panel.id === wanted) ?? panels[0];
   };
 
-  app.get('/parking', hide, async (_request, reply) =>
+  app.get('/parking', board, async (_request, reply) =>
     reply.page('/parking/pages/index', {
       ...common,
       title: 'Parking lot',
@@ -31,7 +37,7 @@ export function parkingPages(app: FastifyInstance, service: ParkingService) {
     }),
   );
 
-  app.get('/parking/boards', hide, async (_request, reply) =>
+  app.get('/parking/boards', board, async (_request, reply) =>
     reply.page('/parking/pages/boards', {
       ...common,
       title: 'Display boards',
@@ -40,7 +46,7 @@ export function parkingPages(app: FastifyInstance, service: ParkingService) {
     }),
   );
 
-  app.get('/parking/entry', hide, async (request, reply) =>
+  app.get('/parking/entry', panel, async (request, reply) =>
     reply.page('/parking/pages/entry', {
       ...common,
       title: 'Entry panel',
@@ -52,14 +58,20 @@ export function parkingPages(app: FastifyInstance, service: ParkingService) {
     }),
   );
 
-  app.get('/parking/exit', hide, async (request, reply) =>
+  app.get('/parking/exit', panel, async (request, reply) =>
     reply.page('/parking/pages/exit', {
       ...common,
       title: 'Exit panel',
       panel: panelOf(request.query, lot.exitPanels),
       panels: lot.exitPanels,
       lostTicketFee: `${money(lot.lostTicketFeeMinor).toFixed(2)} ${lot.currency}`,
+      // Only an attendant may charge a lost ticket; a panel's session gets a pointer to one instead.
+      attendant: mayActAs(request.caller, 'parking:attendant'),
       scripts: ['/static/parking/exit.js'],
     }),
   );
+}
+
+function mayActAs(caller: Caller, scope: string): boolean {
+  return caller.kind === 'operator' && grants(caller, scope);
 }

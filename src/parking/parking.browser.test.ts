@@ -116,6 +116,18 @@ test('display boards update live as a car enters at the entry panel and leaves a
   await count(boards, 'board-F0', 'COMPACT').filter({ hasText: /^2$/ }).waitFor({ timeout: 10_000 });
   await screenshot(boards, 'parking-boards-after-exit');
 
+  // A lost ticket, by plate (the demo operator's session has the attendant's scope), paid here.
+  await exit.fill('#lost-plate', 'BUS 2');
+  await exit.click('[data-lost-form] button');
+  await exit.locator('[data-due]:not([hidden])').waitFor();
+  assert.equal(await exit.locator('[data-amount]').textContent(), '50.00');
+  assert.match((await exit.locator('[data-plate]').textContent()) ?? '', /BUS2 · lost ticket/);
+  await screenshot(exit, 'parking-exit-lost-ticket');
+  await exit.fill('#card', '4242 4242 4242 4242');
+  await exit.click('[data-pay-form] button');
+  await exit.locator('[data-gate]:not([hidden])').waitFor();
+  await count(boards, 'board-F1', 'LARGE').filter({ hasText: /^1$/ }).waitFor({ timeout: 10_000 });
+
   const landing = await open('/parking');
   await screenshot(landing, 'parking-landing');
   assert.deepEqual(errors, []);

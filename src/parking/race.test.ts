@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
-import { dropNamespace, realServices, uniqueName } from '../platform/testing.ts';
+import { dropNamespace, realServices, testConfig, uniqueName } from '../platform/testing.ts';
 import { type RunningServer, startServer } from '../platform/testing-browser.ts';
 import { lotJson, writeLot } from './testing.ts';
 
@@ -10,6 +10,8 @@ import { lotJson, writeLot } from './testing.ts';
  * arbiter, whichever process a request lands on. Skipped without TEST_DATABASE_URL.
  */
 const skip = realServices.databaseUrl ? false : 'needs TEST_DATABASE_URL (a real PostgreSQL)';
+/** The servers run in development mode: the lot's panels use the development operator key. */
+const PANEL = { 'x-operator-key': testConfig().operatorKeys[0].key };
 const TEN_SPOTS = lotJson({
   floors: [
     { floor: 1, spots: { COMPACT: 5 } },
@@ -62,7 +64,7 @@ async function entries(lot: Lot, count: number) {
     Array.from({ length: count }, (_, i) =>
       fetch(`${lot.servers[i % 2].url}/api/v1/parking/entry`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', ...PANEL },
         body: JSON.stringify({ licensePlate: `RACE${i}`, vehicleType: 'CAR' }),
       }).then(async (response) => ({
         status: response.status,
@@ -151,7 +153,7 @@ describe('race: an exit and an entry on the same spot at the same moment', { ski
   const post = (server: RunningServer, path: string, body: unknown, headers: Record<string, string> = {}) =>
     fetch(`${server.url}${path}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...headers },
+      headers: { 'content-type': 'application/json', ...PANEL, ...headers },
       body: JSON.stringify(body),
     }).then(async (response) => ({
       status: response.status,

@@ -1,4 +1,3 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Static } from 'typebox';
 import { platformError } from '../platform/errors.ts';
@@ -24,16 +23,23 @@ import { money } from './views.ts';
 
 const tags = ['parking'];
 
+/** Who may call what (README, Access): each route declares it, the platform enforces it. */
+const access = {
+  public: { access: { public: true } },
+  panel: { access: { operator: 'parking:panel' } },
+  attendant: { access: { operator: 'parking:attendant' } },
+  admin: { access: { admin: true } },
+} as const;
+/** A ticket's id is printed on it: whoever holds the ticket may follow and pay it. */
+const TICKET_CAPABILITY =
+  'The ticket id is the capability: whoever holds the ticket may call this, without credentials.';
+
 /** HTTP only: schemas, the service call, the status code. */
-export function parkingApiRoutes(
-  app: FastifyInstance,
-  service: ParkingService,
-  live: LiveBoards,
-  adminApiKey: string,
-) {
+export function parkingApiRoutes(app: FastifyInstance, service: ParkingService, live: LiveBoards) {
   app.post(
     '/api/v1/parking/entry',
     {
+      config: access.panel,
       schema: {
         tags,
         summary: 'A vehicle enters: assign the first fitting free spot and issue a ticket',
@@ -61,7 +67,7 @@ export function parkingApiRoutes(
   app.post(
     '/api/v1/parking/exit',
     {
-      config: paying,
+      config: { ...access.panel, ...paying },
       schema: {
         tags,
         summary:
@@ -82,10 +88,13 @@ export function parkingApiRoutes(
   app.post(
     '/api/v1/parking/tickets/lost',
     {
-      config: paying,
+      // An attendant only: anyone who reads a plate off a car could otherwise withdraw its payment.
+      config: { ...access.attendant, ...paying },
       schema: {
         tags,
         summary: 'Lost ticket: find the vehicle by plate, mark the ticket LOST, charge the lost-ticket fee',
+        description:
+          "The fee is the lot's lost-ticket fee or, when more, the fee the stay has reached so far under the lot's pricing. An exit payment already waiting is withdrawn first.",
         body: LostBody,
         response: { 200: ExitResult, 202: ExitResult },
       },
@@ -100,9 +109,11 @@ export function parkingApiRoutes(
   app.get(
     '/api/v1/parking/tickets/:ticketId',
     {
+      config: access.public,
       schema: {
         tags,
         summary: 'A ticket with its current payment',
+        description: TICKET_CAPABILITY,
         params: TicketParams,
         response: { 200: TicketWithHistory },
       },
@@ -113,10 +124,12 @@ export function parkingApiRoutes(
   app.get(
     '/api/v1/parking/tickets/:ticketId/events',
     {
+      config: access.public,
       schema: {
         tags,
         summary:
           'Server-Sent Events for one ticket: `ticket` (now), then `gate_open`, `payment_failed`, `payment_refunded`',
+        description: TICKET_CAPABILITY,
         params: TicketParams,
         response: { 200: EventStream },
       },
@@ -128,12 +141,10 @@ export function parkingApiRoutes(
   app.post(
     '/api/v1/parking/tickets/:ticketId/refund',
     {
-      // Credentials before the body is even read: a stranger learns nothing about valid input.
-      onRequest: async (request) => requireAdmin(request, adminApiKey),
+      config: access.admin,
       schema: {
         tags,
-        summary: 'Refund the completed payment of a ticket (admin)',
-        security: [{ adminKey: [] }],
+        summary: 'Refund the completed payment of a ticket',
         params: TicketParams,
         body: RefundBody,
         response: { 200: ExitResult },
@@ -147,13 +158,17 @@ export function parkingApiRoutes(
 
   app.get(
     '/api/v1/parking/availability',
-    { schema: { tags, summary: 'Free spots per floor and type', response: { 200: Availability } } },
+    {
+      config: access.public,
+      schema: { tags, summary: 'Free spots per floor and type', response: { 200: Availability } },
+    },
     async () => service.availability(),
   );
 
   app.get(
     '/api/v1/parking/boards',
     {
+      config: access.public,
       schema: {
         tags,
         summary: 'The display boards: free and total spots per floor and type',
@@ -166,6 +181,7 @@ export function parkingApiRoutes(
   app.get(
     '/api/v1/parking/boards/stream',
     {
+      config: access.public,
       schema: {
         tags,
         summary: 'Server-Sent Events: `boards` with the full boards, at once and after every park and unpark',
@@ -177,7 +193,10 @@ export function parkingApiRoutes(
 
   app.get(
     '/api/v1/parking/lot',
-    { schema: { tags, summary: 'The lot: floors, panels, pricing, time zone', response: { 200: Lot } } },
+    {
+      config: access.public,
+      schema: { tags, summary: 'The lot: floors, panels, pricing, time zone', response: { 200: Lot } },
+    },
     async () => {
       const lot = service.lot;
       return {
@@ -211,12 +230,4 @@ function payment(request: FastifyRequest, card: CardDetails | undefined) {
     });
   }
   return { card: { ...card, card_number: card.card_number.replace(/ /g, '') } };
-}
-
-function requireAdmin(request: FastifyRequest, adminApiKey: string) {
-  const given = request.headers['x-admin-key'];
-  const digest = (value: string) => createHash('sha256').update(value).digest();
-  if (typeof given !== 'string' || !timingSafeEqual(digest(given), digest(adminApiKey))) {
-    throw platformError('unauthorized', 'This operation needs the admin key in the X-Admin-Key header');
-  }
 }

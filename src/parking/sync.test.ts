@@ -42,6 +42,7 @@ test('spots are synced at start-up idempotently; spots removed from the config a
   const parked = await t.app.inject({
     method: 'POST',
     url: '/api/v1/parking/entry',
+    headers: t.asOperator,
     payload: { licensePlate: 'S1', vehicleType: 'BUS' },
   });
   assert.equal(parked.json().spotId, 'F1-L01');

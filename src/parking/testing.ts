@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { App } from '../app.ts';
+import type { TestApp } from '../platform/testing.ts';
 
 /** Test helpers: lot configs written to temporary files (PARKING_LOT_CONFIG takes a path), requests. */
 export interface LotJson {
@@ -39,7 +39,8 @@ export function lotEnv(json: unknown = lotJson()): Record<string, string> {
   return { PARKING_LOT_CONFIG: writeLot(json) };
 }
 
-type Injector = { app: { inject: App['inject'] } };
+/** A test app: entry and exit are called as the lot's panel (the development operator key). */
+type Injector = Pick<TestApp, 'app' | 'asOperator'>;
 
 export function card(number: string) {
   return { card_number: number, exp_month: 12, exp_year: 2030, cvc: '123' };
@@ -54,6 +55,7 @@ export async function enter(
   return t.app.inject({
     method: 'POST',
     url: '/api/v1/parking/entry',
+    headers: t.asOperator,
     payload: { licensePlate, vehicleType, ...extra },
   });
 }
@@ -71,7 +73,7 @@ export async function exit(
   return t.app.inject({
     method: 'POST',
     url: '/api/v1/parking/exit',
-    headers: key ? { 'idempotency-key': key } : {},
+    headers: key ? { ...t.asOperator, 'idempotency-key': key } : t.asOperator,
     payload,
   });
 }

@@ -112,18 +112,17 @@ describe('users and API keys', () => {
     assert.equal(page2.next_cursor, null);
   });
 
-  test('401 without a key or with a wrong one', async () => {
-    assertProblem(await get('/api/v1/users/me/pastes'), 401, 'credentials_required');
+  test('401 without a key or with a wrong one, answered by the platform as for any credential', async () => {
+    const none = await get('/api/v1/users/me/pastes');
+    assertProblem(none, 401, 'unauthorized');
+    assert.equal(none.headers['www-authenticate'], 'Bearer');
     assertProblem(
-      await get('/api/v1/users/me/pastes', { authorization: 'Bearer pk_wrong' }),
+      await get('/api/v1/users/me/pastes', { authorization: 'Bearer pk_wrong' }, freshIp()),
       401,
-      'invalid_api_key',
+      'unauthorized',
     );
-    assertProblem(
-      await get('/api/v1/users/me/pastes', { authorization: 'Basic abc' }),
-      401,
-      'invalid_api_key',
-    );
+    // Only `Bearer pk_…` is a paste key: anything else is no key at all.
+    assertProblem(await get('/api/v1/users/me/pastes', { authorization: 'Basic abc' }), 401, 'unauthorized');
     const create = await t.app.inject({
       method: 'POST',
       url: '/api/v1/paste',
@@ -131,7 +130,52 @@ describe('users and API keys', () => {
       headers: { authorization: 'Bearer pk_wrong' },
       remoteAddress: freshIp(),
     });
-    assertProblem(create, 401, 'invalid_api_key');
+    assertProblem(create, 401, 'unauthorized');
+    const { short_url } = await createPaste(t.app, { content: 'public' });
+    assertProblem(
+      await get(`/api/v1/paste/${short_url}`, { authorization: 'Bearer pk_wrong' }, freshIp()),
+      401,
+      'unauthorized',
+    );
+  });
+
+  test('wrong paste keys count as failed credentials: one address is refused (429) after the limit', async () => {
+    // Imported here: importing the auth module before the config module runs into their import cycle.
+    const { FAILED_CREDENTIALS } = await import('../platform/auth/index.ts');
+    const ip = freshIp();
+    const user = await createUser(t.app);
+    for (let i = 0; i < FAILED_CREDENTIALS.points; i++) {
+      const guess = await get('/api/v1/users/me/pastes', { authorization: `Bearer pk_guess${i}` }, ip);
+      assert.equal(guess.statusCode, 401);
+    }
+    assertProblem(
+      await get('/api/v1/users/me/pastes', { authorization: 'Bearer pk_x' }, ip),
+      429,
+      'rate_limited',
+    );
+    const right = await get('/api/v1/users/me/pastes', user.auth, ip);
+    assert.equal(right.statusCode, 429, 'a right key from that address tells nothing either');
+    assert.equal((await get('/api/v1/users/me/pastes', user.auth, freshIp())).statusCode, 200);
+  });
+
+  test('/openapi.json: the pasteKey scheme, and who may call each paste operation', async () => {
+    const spec = (await t.app.inject({ url: '/openapi.json' })).json();
+    assert.equal(spec.components.securitySchemes.pasteKey.scheme, 'bearer');
+    const security = (method: string, path: string) => spec.paths[path][method].security;
+    const publicOrOwner = [{}, { pasteKey: [] }];
+    for (const [method, path] of [
+      ['post', '/api/v1/paste'],
+      ['post', '/paste'],
+      ['get', '/api/v1/paste/{short_url}'],
+      ['get', '/paste/{short_url}'],
+      ['get', '/{short_url}/raw'],
+      ['delete', '/api/v1/paste/{short_url}'],
+    ]) {
+      assert.deepEqual(security(method, path), publicOrOwner, `${method} ${path}`);
+    }
+    assert.deepEqual(security('get', '/api/v1/paste/languages'), []);
+    assert.deepEqual(security('post', '/api/v1/users'), []);
+    assert.deepEqual(security('get', '/api/v1/users/me/pastes'), [{ pasteKey: [] }]);
   });
 });
 
@@ -158,6 +202,10 @@ describe('private pastes', () => {
     const raw = await get(`/${short_url}/raw`, owner.auth);
     assert.equal(raw.body, 'my secret notes');
     assert.equal(raw.headers['cache-control'], 'private, no-store');
+    const ownPage = await get(`/${short_url}`, owner.auth);
+    assert.equal(ownPage.statusCode, 200, 'the page answers the owner key too');
+    assert.match(ownPage.body, /my secret notes/);
+    assert.equal((await get(`/${short_url}`, stranger.auth)).statusCode, 404);
   });
 });
 
@@ -202,6 +250,40 @@ describe('password protection', () => {
       (await get(`/api/v1/paste/${short_url}`, { 'x-paste-password': 'pw' }, freshIp())).statusCode,
       200,
     );
+  });
+
+  test('a burst of concurrent wrong guesses runs at most the limit of password checks; the rest are 429', async () => {
+    const { short_url } = await createPaste(t.app, { content: 'guarded', password: 'pw' });
+    const checked = async () => {
+      const metric = await t.app.platform.metrics.registry
+        .getSingleMetric('paste_password_checks_total')
+        ?.get();
+      return (metric?.values ?? [])
+        .filter((value) => value.labels.outcome === 'right' || value.labels.outcome === 'wrong')
+        .reduce((sum, value) => sum + value.value, 0);
+    };
+    const before = await checked();
+    const ip = freshIp();
+    const guesses = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        get(`/api/v1/paste/${short_url}`, { 'x-paste-password': `guess${i}` }, ip),
+      ),
+    );
+    const statuses = guesses.map((response) => response.statusCode);
+    assert.equal(statuses.filter((status) => status === 401).length, 10, statuses.join(' '));
+    assert.equal(statuses.filter((status) => status === 429).length, 30, statuses.join(' '));
+    assert.equal((await checked()) - before, 10, 'scrypt ran for 10 guesses, not for all 40');
+  });
+
+  test('a right password gives its attempt back: it never uses up the allowance', async () => {
+    const { short_url } = await createPaste(t.app, { content: 'guarded', password: 'pw' });
+    const ip = freshIp();
+    for (let i = 0; i < 12; i++) {
+      const read = await get(`/api/v1/paste/${short_url}`, { 'x-paste-password': 'pw' }, ip);
+      assert.equal(read.statusCode, 200);
+    }
+    const wrong = await get(`/api/v1/paste/${short_url}`, { 'x-paste-password': 'nope' }, ip);
+    assert.equal(assertProblem(wrong, 401, 'wrong_password').attempts_left, 9);
   });
 });
 

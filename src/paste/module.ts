@@ -1,4 +1,5 @@
 import type { ServiceModule } from '../platform/module.ts';
+import { pasteKeyScheme } from './accounts.ts';
 import { createCleanup } from './cleanup.ts';
 import { pasteMigrations } from './migrations.ts';
 import { pastePageRoutes } from './pages.ts';
@@ -44,6 +45,8 @@ export const pasteModule: ServiceModule = {
       // 7 -> 14 pastes per commit; bench/README.md).
       maxConcurrentWrites: Math.max(1, Math.min(2, deps.database.poolSize)),
     });
+    // Registered while the module is created: /openapi.json lists the platform's schemes after that.
+    deps.auth.addScheme(pasteKeyScheme(service));
     const cleanup = createCleanup({ repository, reads, clock: deps.clock, registry });
     return {
       api: {

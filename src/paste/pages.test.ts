@@ -71,6 +71,22 @@ describe('the create form', () => {
 });
 
 describe('the paste page', () => {
+  test('opens behind HTTP Basic auth too: an Authorization that is no paste key is no credential', async () => {
+    const { short_url } = await createPaste(t.app, { content: 'behind a proxy', password: 'pw' });
+    const headers = { authorization: 'Basic dXNlcjpwYXNz' };
+    const unlock = await t.app.inject({ method: 'GET', url: `/${short_url}`, headers });
+    assert.equal(unlock.statusCode, 401, 'the password form, not a sign-in redirect');
+    assert.match(unlock.body, /password/i);
+    const read = await t.app.inject({
+      method: 'POST',
+      url: `/${short_url}`,
+      headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'password=pw',
+    });
+    assert.equal(read.statusCode, 200);
+    assert.match(read.body, /behind a proxy/);
+  });
+
   test('is highlighted server-side, with line numbers, copy, raw and download, and no inline script', async () => {
     const { short_url } = await createPaste(t.app, { content: TYPESCRIPT, syntax: 'ts' });
     const view = await page(`/${short_url}`);

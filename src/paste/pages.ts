@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../platform/errors.ts';
 import { serveStatic } from '../platform/pages/index.ts';
 import { setRateLimitHeaders } from '../platform/ratelimit/headers.ts';
+import { PUBLIC_OR_OWNER } from './accounts.ts';
 import { pasteError } from './errors.ts';
 import { highlight, LANGUAGES } from './highlight.ts';
 import type { LocalEntry, PasteReads } from './reads.ts';
@@ -41,6 +42,10 @@ export function pastePageRoutes(
 ) {
   serveStatic(app, 'paste', new URL('./pages/static/', import.meta.url));
   const hide = { schema: { hide: true } };
+  // Pages are public; a paste page also answers its owner's key (Authorization: Bearer pk_…),
+  // proven by the platform like on the API, so a private paste's page opens for its owner.
+  const open = { ...hide, config: { access: { public: true } } } as const;
+  const reading = { ...hide, config: { access: PUBLIC_OR_OWNER } } as const;
 
   const form = (reply: FastifyReply, home: boolean, values: FormFields = {}, error?: string) =>
     reply.page('/paste/pages/form', {
@@ -54,17 +59,17 @@ export function pastePageRoutes(
       styles: STYLES,
       scripts: SCRIPTS,
     });
-  app.get('/', hide, (_request, reply) => form(reply, true));
-  app.get('/paste', hide, (_request, reply) => form(reply, false));
+  app.get('/', open, (_request, reply) => form(reply, true));
+  app.get('/paste', open, (_request, reply) => form(reply, false));
 
   app.post(
     '/',
     // Form encoding can triple the size of the text; the 10 MB limit is checked on the decoded text.
-    { ...hide, bodyLimit: 3 * MAX_CONTENT_BYTES + 64 * 1024 },
+    { ...open, bodyLimit: 3 * MAX_CONTENT_BYTES + 64 * 1024 },
     async (request: FastifyRequest<{ Body: FormFields }>, reply) => {
       const fields = typeof request.body === 'object' && request.body ? request.body : {};
       try {
-        const owner = fields.api_key ? await service.authenticate(`Bearer ${fields.api_key}`) : undefined;
+        const owner = await formOwner(fields.api_key);
         const { policy, decision } = await service.spendCreateAllowance(owner, request.ip);
         setRateLimitHeaders(reply, policy, decision);
         if (!decision.allowed)
@@ -92,21 +97,25 @@ export function pastePageRoutes(
     },
   );
 
-  app.get('/:short_url', hide, async (request: FastifyRequest<{ Params: { short_url: string } }>, reply) => {
-    const { short_url: shortUrl } = request.params;
-    if (!SHORT_URL.test(shortUrl)) return missing(reply, shortUrl);
-    const cached = reads.peek(shortUrl);
-    if (cached?.open) {
-      if (request.method !== 'HEAD') reads.countView(cached);
-      return view(reply, cached);
-    }
-    // A GET never burns (browsers prefetch, bots preview): a burn-after-read paste takes a deliberate POST.
-    return readPage(request, reply, shortUrl, { preview: true });
-  });
+  app.get(
+    '/:short_url',
+    reading,
+    async (request: FastifyRequest<{ Params: { short_url: string } }>, reply) => {
+      const { short_url: shortUrl } = request.params;
+      if (!SHORT_URL.test(shortUrl)) return missing(reply, shortUrl);
+      const cached = reads.peek(shortUrl);
+      if (cached?.open) {
+        if (request.method !== 'HEAD') reads.countView(cached);
+        return view(reply, cached);
+      }
+      // A GET never burns (browsers prefetch, bots preview): a burn-after-read paste takes a deliberate POST.
+      return readPage(request, reply, shortUrl, { preview: true });
+    },
+  );
 
   app.post(
     '/:short_url',
-    hide,
+    reading,
     async (
       request: FastifyRequest<{ Params: { short_url: string }; Body: { password?: string } }>,
       reply,
@@ -125,7 +134,7 @@ export function pastePageRoutes(
     options: { password?: string; preview?: boolean },
   ) {
     try {
-      const reader = await readerOf(service, request, options.password);
+      const reader = readerOf(request, options.password);
       const outcome = await service.read(shortUrl, {
         ...reader,
         preview: reader.preview || options.preview === true,
@@ -167,6 +176,17 @@ export function pastePageRoutes(
           throw error;
       }
     }
+  }
+
+  /**
+   * The form's API-key field: a browser cannot send Authorization, so the key comes in the body
+   * and is looked up the way the platform's pasteKey scheme does (by its hash).
+   */
+  async function formOwner(apiKey: string | undefined) {
+    if (!apiKey) return undefined;
+    const user = await service.userByKey(apiKey.trim());
+    if (!user) throw pasteError('invalid_api_key', 'No account has this API key');
+    return user;
   }
 
   function view(reply: FastifyReply, entry: LocalEntry, extra: { burned?: boolean } = {}) {

@@ -3,6 +3,7 @@ import type { Clock } from '../platform/clock.ts';
 import { AppError } from '../platform/errors.ts';
 import { sendProblem, toAppError } from '../platform/http/problem.ts';
 import { setRateLimitHeaders } from '../platform/ratelimit/headers.ts';
+import { accountOf, OWNER_ONLY, PUBLIC_OR_OWNER } from './accounts.ts';
 import { textFromBytes, tooLarge } from './content.ts';
 import { pasteError } from './errors.ts';
 import { LANGUAGES } from './highlight.ts';
@@ -41,14 +42,11 @@ export function isPreview(request: FastifyRequest): boolean {
   return request.method === 'HEAD' || PREVIEW_AGENTS.test(request.headers['user-agent'] ?? '');
 }
 
-export async function readerOf(
-  service: PasteService,
-  request: FastifyRequest,
-  password?: string,
-): Promise<Reader> {
+/** The reader of a request; its account is the one the platform's auth hook proved (accounts.ts). */
+export function readerOf(request: FastifyRequest, password?: string): Reader {
   const header = request.headers['x-paste-password'];
   return {
-    user: await service.authenticate(request.headers.authorization),
+    user: accountOf(request),
     ip: request.ip,
     password: password ?? (typeof header === 'string' ? header : undefined),
     preview: isPreview(request),
@@ -89,17 +87,25 @@ export async function pasteApiRoutes(
     return slowJson(request, reply);
   };
   async function slowJson(request: FastifyRequest<{ Params: { short_url: string } }>, reply: FastifyReply) {
-    const outcome = await service.read(request.params.short_url, await readerOf(service, request));
+    const outcome = await service.read(request.params.short_url, readerOf(request));
     if (outcome.kind === 'preview') return previewReply(reply);
     reply.header('cache-control', 'no-store');
     return reply.type(JSON_TYPE).send(reads.json(outcome.entry));
   }
-  app.get('/api/v1/paste/:short_url', { schema: readSchema }, readJson);
-  app.get('/paste/:short_url', { schema: { ...readSchema, summary: 'Read a paste (alias)' } }, readJson);
+  // The platform's check passes a read without Authorization on without a promise, so the cached
+  // hot path above stays free of awaits; the owner's key is proven only when one is sent.
+  const read = { access: PUBLIC_OR_OWNER };
+  app.get('/api/v1/paste/:short_url', { config: read, schema: readSchema }, readJson);
+  app.get(
+    '/paste/:short_url',
+    { config: read, schema: { ...readSchema, summary: 'Read a paste (alias)' } },
+    readJson,
+  );
 
   app.get(
     '/api/v1/paste/languages',
     {
+      config: { access: { public: true } },
       schema: {
         tags: ['paste'],
         summary: 'The syntax labels `syntax` accepts (highlight.js languages; their aliases work too)',
@@ -112,6 +118,7 @@ export async function pasteApiRoutes(
   app.get(
     '/:short_url/raw',
     {
+      config: read,
       schema: {
         tags: ['paste'],
         summary: 'The paste as text/plain (with ETag; ?download=1 for an attachment)',
@@ -133,7 +140,7 @@ export async function pasteApiRoutes(
         return sendRaw(request, reply, entry, false, clock);
       }
       return (async () => {
-        const outcome = await service.read(request.params.short_url, await readerOf(service, request));
+        const outcome = await service.read(request.params.short_url, readerOf(request));
         if (outcome.kind === 'preview') return previewReply(reply);
         return sendRaw(request, reply, outcome.entry, request.query.download !== undefined, clock);
       })();
@@ -143,6 +150,8 @@ export async function pasteApiRoutes(
   app.delete(
     '/api/v1/paste/:short_url',
     {
+      // The delete token is checked by the service: the route itself is open to anyone.
+      config: { access: PUBLIC_OR_OWNER },
       schema: {
         tags: ['paste'],
         summary: "Delete a paste (the owner's API key or its delete_token)",
@@ -155,7 +164,7 @@ export async function pasteApiRoutes(
     async (request: FastifyRequest<{ Params: { short_url: string } }>, reply) => {
       const token = request.headers['x-delete-token'];
       await service.deletePaste(request.params.short_url, {
-        user: await service.authenticate(request.headers.authorization),
+        user: accountOf(request),
         deleteToken: typeof token === 'string' ? token : undefined,
       });
       return reply.code(204).send();
@@ -165,6 +174,8 @@ export async function pasteApiRoutes(
   app.post(
     '/api/v1/users',
     {
+      // Sign-up: limited per address in the service (PASTE_RATE_SIGNUP).
+      config: { access: { public: true } },
       schema: {
         tags: ['paste'],
         summary: 'Create a user; the answer shows its API key once',
@@ -179,18 +190,18 @@ export async function pasteApiRoutes(
   app.get(
     '/api/v1/users/me/pastes',
     {
+      config: { access: OWNER_ONLY },
       schema: {
         tags: ['paste'],
         summary: "The caller's live pastes, newest first",
-        security: [{ apiKey: [] }],
         querystring: MyPastesQuery,
         response: { 200: MyPastes, ...problems(400, 401) },
       },
     },
     async (request: FastifyRequest<{ Querystring: MyPastesQuery }>) => {
-      const user = await service.authenticate(request.headers.authorization);
-      if (!user)
-        throw pasteError('credentials_required', 'Send your API key as Authorization: Bearer <api_key>');
+      const user = accountOf(request);
+      // The route's access makes the platform refuse a request without the key; this only narrows.
+      if (!user) throw pasteError('credentials_required');
       return service.listMine(user, request.query.limit, request.query.cursor);
     },
   );
@@ -291,7 +302,7 @@ function createRoutes(scope: FastifyInstance, service: PasteService) {
     },
   };
   const handler = async (request: CreateRequest, reply: FastifyReply) => {
-    const owner = await service.authenticate(request.headers.authorization);
+    const owner = accountOf(request);
     if (request.body === undefined || request.body === null) {
       throw pasteError('invalid_option', {
         detail: 'The body is empty: send JSON {"content": "…"} or the text itself as text/plain',
@@ -320,7 +331,8 @@ function createRoutes(scope: FastifyInstance, service: PasteService) {
     if (!raw) return reply.send(created);
     return reply.header('x-delete-token', created.delete_token).type(TEXT_TYPE).send(`${created.url}\n`);
   };
-  const config = { idempotency: { scope: 'paste.create' } };
+  // Anonymous by design (limited per address); the owner's key makes the paste theirs.
+  const config = { access: PUBLIC_OR_OWNER, idempotency: { scope: 'paste.create' } };
   // Schema errors are attached rather than thrown so that emptyContentCheck, the first preHandler
   // (before the idempotency one), can throw them together with its own.
   const options = { config, attachValidation: true, preHandler: emptyContentCheck };

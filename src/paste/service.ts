@@ -29,9 +29,12 @@ export interface Created {
   delete_token: string;
 }
 
+/** A paste account, as the platform's `pasteKey` scheme proved it (routes: `accountOf`). */
+export type Account = Pick<UserRow, 'id'>;
+
 /** Who is reading: their account (if any), address, the password they sent, and whether this is a preview. */
 export interface Reader {
-  user?: UserRow;
+  user?: Account;
   ip: string;
   password?: string;
   /** HEAD requests and link-preview bots: they must never burn a burn-after-read paste. */
@@ -84,6 +87,12 @@ export function createPasteService(deps: PasteServiceDeps) {
     labelNames: ['owner'] as const,
     registers: [deps.registry],
   });
+  const passwordChecks = new Counter({
+    name: 'paste_password_checks_total',
+    help: 'Paste passwords presented: right and wrong ones were checked (scrypt), refused ones were over the per-IP limit',
+    labelNames: ['outcome'] as const,
+    registers: [deps.registry],
+  });
   // Users are never deleted, so a key that resolved once can be trusted for a while.
   const usersByKeyHash = new LRUCache<string, UserRow>({ max: 10_000, ttl: 60_000 });
   const inserts = createBatcher<{ paste: NewPaste; content: StoredContent }>(
@@ -125,7 +134,7 @@ export function createPasteService(deps: PasteServiceDeps) {
     }
   }
 
-  function validate(input: CreateInput, owner: UserRow | undefined) {
+  function validate(input: CreateInput, owner: Account | undefined) {
     const problems: { field: string; message: string }[] = [];
     let syntax: string | null = null;
     if (input.syntax !== undefined && input.syntax !== '') {
@@ -167,7 +176,7 @@ export function createPasteService(deps: PasteServiceDeps) {
   return {
     /** Spends one create from the caller's allowance (per API key, else per IP). */
     async spendCreateAllowance(
-      owner: UserRow | undefined,
+      owner: Account | undefined,
       ip: string,
     ): Promise<{ policy: RatePolicy; decision: RateDecision }> {
       const policy = owner ? settings.keyCreates : settings.anonymousCreates;
@@ -175,11 +184,11 @@ export function createPasteService(deps: PasteServiceDeps) {
       return { policy, decision };
     },
 
-    async refundCreateAllowance(policy: RatePolicy, owner: UserRow | undefined, ip: string): Promise<void> {
+    async refundCreateAllowance(policy: RatePolicy, owner: Account | undefined, ip: string): Promise<void> {
       await limiter.refund(policy, owner ? `user:${owner.id}` : `ip:${ip}`);
     },
 
-    async create(input: CreateInput, owner?: UserRow): Promise<Created> {
+    async create(input: CreateInput, owner?: Account): Promise<Created> {
       const { syntax, expiresIn } = validate(input, owner);
       const bytes = checkText(input.content);
       const content = packContent(bytes);
@@ -255,7 +264,7 @@ export function createPasteService(deps: PasteServiceDeps) {
       return { kind: 'content', entry };
     },
 
-    async deletePaste(shortUrl: string, who: { user?: UserRow; deleteToken?: string }): Promise<void> {
+    async deletePaste(shortUrl: string, who: { user?: Account; deleteToken?: string }): Promise<void> {
       const row = await repository.find(shortUrl);
       if (!row) throw notFound(shortUrl);
       const isOwner = who.user !== undefined && row.user_id === who.user.id;
@@ -300,22 +309,21 @@ export function createPasteService(deps: PasteServiceDeps) {
       };
     },
 
-    /** The user behind an `Authorization: Bearer <api_key>` header; undefined without one. */
-    async authenticate(authorization: string | undefined): Promise<UserRow | undefined> {
-      if (authorization === undefined) return undefined;
-      const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-      if (!match) throw pasteError('invalid_api_key', 'Send the API key as Authorization: Bearer <api_key>');
-      const hash = sha256(match[1]);
+    /**
+     * The user an API key belongs to; undefined for a key nobody has. Keys are found by their
+     * SHA-256 (the table keeps nothing else), so no key is ever compared.
+     */
+    async userByKey(apiKey: string): Promise<UserRow | undefined> {
+      const hash = sha256(apiKey);
       let user = usersByKeyHash.get(hash);
       if (!user) {
         user = await repository.findUserByKeyHash(hash);
-        if (!user) throw pasteError('invalid_api_key');
-        usersByKeyHash.set(hash, user);
+        if (user) usersByKeyHash.set(hash, user);
       }
       return user;
     },
 
-    async listMine(user: UserRow, limit: number, cursor?: string) {
+    async listMine(user: Account, limit: number, cursor?: string) {
       let before: bigint | undefined;
       if (cursor !== undefined) {
         const decoded = codec.decode(cursor);
@@ -347,11 +355,19 @@ export function createPasteService(deps: PasteServiceDeps) {
       throw pasteError('password_required', 'Send the password in the X-Paste-Password header');
     }
     const key = `ip:${reader.ip}`;
-    const left = await limiter.peek(settings.passwordAttempts, key);
-    if (left.remaining <= 0) throw tooManyAttempts(left.resetMs);
-    if (await verifyPassword(reader.password, hash)) return;
+    // Every attempt is counted before scrypt runs and a right one gets its point back: counting
+    // only after a wrong answer let a burst of concurrent guesses all pass the check first.
     const spent = await limiter.consume(settings.passwordAttempts, key);
-    if (!spent.allowed) throw tooManyAttempts(spent.resetMs);
+    if (!spent.allowed) {
+      passwordChecks.inc({ outcome: 'refused' });
+      throw tooManyAttempts(spent.resetMs);
+    }
+    const right = await verifyPassword(reader.password, hash);
+    passwordChecks.inc({ outcome: right ? 'right' : 'wrong' });
+    if (right) {
+      await limiter.refund(settings.passwordAttempts, key);
+      return;
+    }
     throw pasteError('wrong_password', { extras: { attempts_left: spent.remaining } });
   }
 }

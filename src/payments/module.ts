@@ -36,7 +36,7 @@ export const paymentsModule: ServiceModule = {
     const payments = service;
     return {
       api: payments.api,
-      routes: (app) => paymentsRoutes(app, payments, deps.config.adminApiKey),
+      routes: (app) => paymentsRoutes(app, payments),
       jobs: [
         {
           name: 'payments.reconcile',

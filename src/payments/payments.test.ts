@@ -329,3 +329,82 @@ describe('refunds', () => {
     );
   });
 });
+
+describe('who may call what', () => {
+  const idempotencyRows = async (key: string) => {
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from idempotency_keys
+      where key = ${key}`.execute(t.adapters.database.db);
+    return rows[0].n;
+  };
+
+  test('a refund with a wrong key and an Idempotency-Key is 401 and claims no idempotency row', async () => {
+    const payment = await newPayment();
+    await api.pay(payment.id, card(TEST_CARDS.success));
+    const key = `stranger-${payment.id}`;
+    for (const credentials of [{}, { 'x-admin-key': 'not-the-admin-key' }]) {
+      const response = await t.app.inject({
+        method: 'POST',
+        url: `/api/v1/payments/${payment.id}/refund`,
+        headers: { ...credentials, 'idempotency-key': key },
+        payload: { reason: 'mine now' },
+      });
+      assertProblem(response, 401, 'unauthorized');
+    }
+    assert.equal(await idempotencyRows(key), 0, 'nothing stored for a caller who is not the admin');
+    // The admin may then use that very key.
+    const refund = await t.app.inject({
+      method: 'POST',
+      url: `/api/v1/payments/${payment.id}/refund`,
+      headers: { ...t.asAdmin, 'idempotency-key': key },
+      payload: { reason: 'customer asked' },
+    });
+    assert.equal(refund.statusCode, 200, refund.body);
+    assert.equal(refund.json().status, 'REFUNDED');
+  });
+
+  test('payers are anonymous: one Idempotency-Key on two payments pays both', async () => {
+    const [one, two] = [await newPayment(), await newPayment()];
+    const pay = (id: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: `/api/v1/payments/${id}/pay`,
+        headers: { 'idempotency-key': 'the-same-key-in-two-browsers' },
+        payload: { payment_details: card(TEST_CARDS.success) },
+      });
+    assert.equal((await pay(one.id)).statusCode, 200);
+    const second = await pay(two.id);
+    assert.equal(second.statusCode, 200, second.body);
+    assert.equal(second.json().payment_id, two.id);
+  });
+
+  test('/openapi.json: a payment by its id and the webhook are public, refunds and the sandbox admin', async () => {
+    const spec = (await t.app.inject({ url: '/openapi.json' })).json();
+    const security = (path: string, method: string) => spec.paths[path][method].security;
+    const admin = [{ adminKey: [] }, { staffSession: ['admin'] }];
+    assert.deepEqual(security('/api/v1/payments/{paymentId}', 'get'), []);
+    assert.deepEqual(security('/api/v1/payments/{paymentId}/pay', 'post'), []);
+    assert.deepEqual(security('/api/v1/payments/webhook', 'post'), []);
+    assert.deepEqual(security('/api/v1/payments/{paymentId}/refund', 'post'), admin);
+    assert.deepEqual(security('/api/v1/payments/{paymentId}/sandbox/settle', 'post'), admin);
+    assert.match(spec.paths['/api/v1/payments/{paymentId}'].get.description, /payment id is the capability/);
+  });
+
+  test('an admin page session may refund too', async () => {
+    const payment = await newPayment();
+    await api.pay(payment.id, card(TEST_CARDS.success));
+    const signIn = await t.app.inject({
+      method: 'POST',
+      url: '/sign-in',
+      payload: { key: t.config.adminApiKey, next: '/' },
+    });
+    assert.equal(signIn.statusCode, 303, signIn.body);
+    const cookie = String(signIn.headers['set-cookie']).split(';')[0];
+    const refund = await t.app.inject({
+      method: 'POST',
+      url: `/api/v1/payments/${payment.id}/refund`,
+      headers: { cookie },
+      payload: { reason: 'customer asked' },
+    });
+    assert.equal(refund.statusCode, 200, refund.body);
+  });
+});

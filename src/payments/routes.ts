@@ -1,4 +1,3 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Static } from 'typebox';
 import { platformError } from '../platform/errors.ts';
@@ -18,13 +17,30 @@ import { formatMinor, type PaymentsService, toJson } from './service.ts';
 const tags = ['payments'];
 type Params = Static<typeof PaymentParams>;
 
-export async function paymentsRoutes(app: FastifyInstance, service: PaymentsService, adminApiKey: string) {
+/**
+ * Whoever holds a payment's id (its hosted page link) may see and pay it: the id is the
+ * capability (README, Limits and choices). Refunds and the sandbox are admin only.
+ */
+const byPaymentId = { access: { public: true } } as const;
+const admin = { access: { admin: true } } as const;
+const CAPABILITY = 'The payment id is the capability: whoever holds the payment link may call this.';
+
+export async function paymentsRoutes(app: FastifyInstance, service: PaymentsService) {
   const { api } = service;
   serveStatic(app, 'payments', new URL('./pages/static/', import.meta.url));
 
   app.get<{ Params: Params }>(
     '/api/v1/payments/:paymentId',
-    { schema: { tags, summary: 'A payment', params: PaymentParams, response: { 200: PaymentBody } } },
+    {
+      config: byPaymentId,
+      schema: {
+        tags,
+        summary: 'A payment',
+        description: CAPABILITY,
+        params: PaymentParams,
+        response: { 200: PaymentBody },
+      },
+    },
     async (request) => toJson(await service.load(request.params.paymentId)),
   );
 
@@ -36,12 +52,20 @@ export async function paymentsRoutes(app: FastifyInstance, service: PaymentsServ
         summary: 'Pay with a card (what the hosted page does)',
         description:
           '200 COMPLETED; 202 PENDING when the gateway did not answer in time (the outcome follows by webhook); ' +
-          '402 payment_declined; 422 invalid card details; 409 when already paid, final or a charge is outstanding.',
+          '402 payment_declined; 422 invalid card details; 409 when already paid, final or a charge is outstanding. ' +
+          CAPABILITY,
         params: PaymentParams,
         body: PayRequest,
         response: { 200: PaymentBody, 202: PaymentBody },
       },
-      config: { idempotency: { scope: 'payments.pay' } },
+      // Payers are anonymous: their keys are scoped per payment, so two payers never share one.
+      config: {
+        ...byPaymentId,
+        idempotency: {
+          scope: 'payments.pay',
+          principal: (request: FastifyRequest) => (request.params as Params).paymentId,
+        },
+      },
     },
     async (request, reply) => {
       const payment = await api.pay(request.params.paymentId, request.body.payment_details);
@@ -55,16 +79,15 @@ export async function paymentsRoutes(app: FastifyInstance, service: PaymentsServ
     {
       schema: {
         tags,
-        summary: 'Refund a completed payment, in full or in part (admin)',
-        security: [{ adminKey: [] }],
+        summary: 'Refund a completed payment, in full or in part',
         params: PaymentParams,
         body: RefundRequest,
         response: { 200: PaymentBody },
       },
-      config: { idempotency: { scope: 'payments.refund' } },
+      // The admin check runs first (onRequest), so a stranger's key never claims an idempotency row.
+      config: { ...admin, idempotency: { scope: 'payments.refund' } },
     },
     async (request) => {
-      requireAdmin(request, adminApiKey);
       const { amount, reason } = request.body;
       const payment = await api.refund(request.params.paymentId, {
         reason,
@@ -80,17 +103,16 @@ export async function paymentsRoutes(app: FastifyInstance, service: PaymentsServ
     {
       schema: {
         tags,
-        summary: 'Sandbox: settle the outstanding charge of a payment, as the gateway would later (admin)',
+        summary: 'Sandbox: settle the outstanding charge of a payment, as the gateway would later',
         description:
           'Sends the signed charge.succeeded / charge.failed webhook and answers once it was handled.',
-        security: [{ adminKey: [] }],
         params: PaymentParams,
         body: SettleRequest,
         response: { 200: PaymentBody },
       },
+      config: admin,
     },
     async (request) => {
-      requireAdmin(request, adminApiKey);
       await api.sandbox.settle(request.params.paymentId, request.body.outcome as 'succeeded' | 'failed');
       return toJson(await service.load(request.params.paymentId));
     },
@@ -108,6 +130,8 @@ export async function paymentsRoutes(app: FastifyInstance, service: PaymentsServ
     scope.post(
       '/api/v1/payments/webhook',
       {
+        // No platform credential: the gateway's HMAC signature, checked below, is the credential.
+        config: { access: { public: true } },
         schema: {
           tags,
           summary: 'Payment gateway webhook (charge.succeeded, charge.failed)',
@@ -131,7 +155,7 @@ export async function paymentsRoutes(app: FastifyInstance, service: PaymentsServ
 
   app.get<{ Params: Params }>(
     '/pay/:paymentId',
-    { schema: { hide: true, params: PaymentParams } },
+    { config: byPaymentId, schema: { hide: true, params: PaymentParams } },
     async (request, reply) => {
       const payment = await api.get(request.params.paymentId);
       if (!payment) {
@@ -181,12 +205,4 @@ function toMinor(amount: number): number {
 function headerKey(request: FastifyRequest): string | undefined {
   const key = request.headers['idempotency-key'];
   return typeof key === 'string' ? key : undefined;
-}
-
-function requireAdmin(request: FastifyRequest, adminApiKey: string): void {
-  const given = request.headers['x-admin-key'];
-  const digest = (value: string) => createHash('sha256').update(value).digest();
-  if (typeof given !== 'string' || !timingSafeEqual(digest(given), digest(adminApiKey))) {
-    throw platformError('unauthorized', 'This endpoint needs the admin API key in x-admin-key');
-  }
 }

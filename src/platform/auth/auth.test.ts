@@ -130,6 +130,22 @@ test('public routes with an account scheme: anonymous is public, a right key nam
   await app.close();
 });
 
+test('a public page is public whatever other Authorization it carries: no sign-in redirect', async () => {
+  const { app } = await appWith({ 'GET /page/paste': { public: true, account: 'pasteKey' } });
+  for (const authorization of ['Basic dXNlcjpwYXNz', 'Bearer UT1.someone.else']) {
+    const page = await app.inject({ method: 'GET', url: '/page/paste', headers: { authorization } });
+    assert.equal(page.statusCode, 200, authorization);
+    assert.deepEqual(page.json().caller, { kind: 'public' });
+  }
+  const owner = await app.inject({
+    method: 'GET',
+    url: '/page/paste',
+    headers: { authorization: 'Bearer pk_good' },
+  });
+  assert.equal(owner.json().caller.userId, 'account-1');
+  await app.close();
+});
+
 test('staff pages: development signs the demo operator in by itself, production sends the browser to sign in', async () => {
   const dev = await appWith(
     { 'GET /page/exit': { operator: 'parking:panel' }, 'POST /exit': { operator: 'parking:panel' } },

@@ -118,11 +118,13 @@ export function registerAuth(
       else return ownerChecked(request, access, found);
     }
     if (refusal === 'invalid') return failed(address);
+    // Nothing of the kinds this route takes (say, HTTP Basic in front of a public page): public,
+    // and never a sign-in redirect.
+    if (refusal === undefined && access.public) return PUBLIC_CALLER;
     if (page) return signInPage(request, reply, access);
     if (refusal === 'scope') {
       throw platformError('forbidden', { detail: 'These credentials do not allow this operation' });
     }
-    if (access.public) return PUBLIC_CALLER;
     throw platformError('unauthorized', {
       detail: `This operation needs credentials. ${describeAccess(access)}`,
       headers: { 'WWW-Authenticate': challenge(access) },

@@ -94,8 +94,9 @@ ticketForm.addEventListener(
   busy(ticketForm, (data) => ask('/api/v1/parking/exit', { ticketId: String(data.get('ticketId')).trim() })),
 );
 
+// Shown only to an attendant's session (the lost-ticket API needs parking:attendant).
 const lostForm = document.querySelector('[data-lost-form]');
-lostForm.addEventListener(
+lostForm?.addEventListener(
   'submit',
   busy(lostForm, (data) => ask('/api/v1/parking/tickets/lost', { licensePlate: data.get('licensePlate') })),
 );
@@ -111,10 +112,8 @@ payForm.addEventListener(
     };
     // A new key per press of "Pay": a retry of the same press (network) is never a second charge.
     const headers = { 'idempotency-key': crypto.randomUUID() };
-    if (current.kind === 'LOST') {
-      await ask('/api/v1/parking/tickets/lost', { licensePlate: current.licensePlate, payment }, headers);
-    } else {
-      await ask('/api/v1/parking/exit', { ticketId: current.ticketId, payment }, headers);
-    }
+    // By ticket id for a lost ticket too: it pays the LOST payment the attendant asked for, and
+    // the panel's own scope (parking:panel) is enough for that.
+    await ask('/api/v1/parking/exit', { ticketId: current.ticketId, payment }, headers);
   }),
 );

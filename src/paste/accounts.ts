@@ -1,0 +1,42 @@
+import type { FastifyRequest } from 'fastify';
+import type { Access, AccountScheme } from '../platform/auth/index.ts';
+import type { Account, PasteService } from './service.ts';
+
+/**
+ * Paste accounts keep their own API keys (`pk_…`, POST /api/v1/users), registered with the
+ * platform as the account scheme `pasteKey`: the platform's hook proves them (wrong keys are
+ * 401 and throttled per address like any credential) and sets `request.caller`.
+ */
+export const PASTE_KEY = 'pasteKey';
+
+/** Anyone; the owner's key, when sent, adds what only the owner may see or do. */
+export const PUBLIC_OR_OWNER: Access = { public: true, account: PASTE_KEY };
+export const OWNER_ONLY: Access = { account: PASTE_KEY };
+
+/** Only `Bearer pk_…` is this scheme's credential; any other Authorization is not a paste key. */
+const BEARER_PASTE_KEY = /^Bearer\s+(pk_\S+)\s*$/i;
+
+export function pasteKeyScheme(service: PasteService): AccountScheme {
+  return {
+    name: PASTE_KEY,
+    openapi: {
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'pk_…',
+      description:
+        'A paste account API key (`pk_…`, shown once by POST /api/v1/users), sent as Authorization: Bearer',
+    },
+    async resolve(request) {
+      const key = BEARER_PASTE_KEY.exec(request.headers.authorization ?? '')?.[1];
+      if (key === undefined) return undefined;
+      const user = await service.userByKey(key);
+      return user ? String(user.id) : null;
+    },
+  };
+}
+
+/** The paste account the platform proved for this request, if any. */
+export function accountOf(request: FastifyRequest): Account | undefined {
+  const caller = request.caller;
+  return caller.kind === 'account' && caller.scheme === PASTE_KEY ? { id: BigInt(caller.userId) } : undefined;
+}
