@@ -12,6 +12,8 @@ import { createTestApp, type TestApp } from './platform/testing.ts';
 
 /** Operations anyone may call, each with the reason it is safe. */
 const PUBLIC: Record<string, string> = {
+  'GET /health/live': 'load balancers probe it; it says only that the process runs',
+  'GET /health/ready': 'load balancers probe it; adapter and breaker states, no data',
   'POST /api/v1/guests': 'issues a fresh random identity; nothing existing is reached',
   'POST /api/v1/paste': 'pastebin create: anonymous by design, rate-limited per address',
   'POST /paste': 'alias of POST /api/v1/paste',

@@ -13,6 +13,7 @@ export function registerGuestRoute(app: FastifyInstance, tokens: UserTokens) {
   app.post(
     '/api/v1/guests',
     {
+      config: { access: { public: true } },
       schema: {
         tags: ['users'],
         summary: 'A new guest identity: a random user id and its token',

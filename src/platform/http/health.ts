@@ -34,14 +34,21 @@ export function registerHealth(
 ): void {
   app.get(
     '/health/live',
-    { schema: { tags: ['platform'], summary: 'The process is running' } },
+    {
+      config: { access: { public: true } },
+      schema: { tags: ['platform'], summary: 'The process is running' },
+    },
     async () => ({
       status: 'ok',
     }),
   );
   app.get(
     '/health/ready',
-    { schema: { tags: ['platform'], summary: 'Every dependency in use answers' } },
+    {
+      // Load balancers probe it without credentials; it names adapters and breaker states, no data.
+      config: { access: { public: true } },
+      schema: { tags: ['platform'], summary: 'Every dependency in use answers' },
+    },
     async (_request, reply) => {
       const [database, cache, limiter, pubsub, queue, extra] = await Promise.all([
         timed(adapters.database.kind, adapters.database.ping),

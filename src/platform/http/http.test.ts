@@ -4,6 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Type } from 'typebox';
 import { type App, buildApp } from '../../app.ts';
+import { createUserTokens } from '../auth/user-tokens.ts';
 import { platformError } from '../errors.ts';
 import { setRateLimitHeaders } from '../ratelimit/headers.ts';
 import { createTestAdapters, type TestAdapters, testConfig } from '../testing.ts';
@@ -11,9 +12,11 @@ import { createTestAdapters, type TestAdapters, testConfig } from '../testing.ts
 let app: App;
 let adapters: TestAdapters;
 let sideEffects = 0;
+let tokens: ReturnType<typeof createUserTokens>;
 
 before(async () => {
   const config = testConfig({ BODY_LIMIT_BYTES: '2048' }, ['paste']);
+  tokens = createUserTokens(config.secret);
   adapters = await createTestAdapters(config);
   app = await buildApp(config, adapters, { logger: false, routes: false });
   app.post(
@@ -31,7 +34,10 @@ before(async () => {
   app.get('/teapot', async () => {
     throw platformError('conflict', { detail: 'Already done', extras: { seats: ['C7'] } });
   });
-  app.post('/orders', { config: { idempotency: { scope: 'orders' } } }, async (request, reply) => {
+  const orders = {
+    config: { access: { public: true, user: true }, idempotency: { scope: 'orders' } },
+  } as const;
+  app.post('/orders', orders, async (request, reply) => {
     const body = request.body as { slow?: boolean; fail?: boolean };
     if (body.slow) await sleep(300);
     if (body.fail) throw new Error('database went away');
@@ -283,21 +289,27 @@ describe('Idempotency-Key', () => {
     assert.equal(again.headers['idempotent-replayed'], undefined);
   });
 
-  test('keys are scoped by credentials', async () => {
+  test('keys are scoped by the proven caller', async () => {
     const payload = { item: 'd' };
-    const alice = await app.inject({
-      method: 'POST',
-      url: '/orders',
-      headers: { 'idempotency-key': 'shared', authorization: 'Bearer alice' },
-      payload,
-    });
-    const bob = await app.inject({
-      method: 'POST',
-      url: '/orders',
-      headers: { 'idempotency-key': 'shared', authorization: 'Bearer bob' },
-      payload,
-    });
+    const as = (user: string) =>
+      app.inject({
+        method: 'POST',
+        url: '/orders',
+        headers: { 'idempotency-key': 'shared', authorization: `Bearer ${tokens.issue(user)}` },
+        payload,
+      });
+    const alice = await as('alice');
+    const bob = await as('bob');
     assert.notEqual(alice.json().order, bob.json().order);
+    assert.equal((await as('alice')).json().order, alice.json().order, "alice's own retry is replayed");
+    // A forged token is refused before the idempotency step, so it can neither claim nor replay a key.
+    const forged = await app.inject({
+      method: 'POST',
+      url: '/orders',
+      headers: { 'idempotency-key': 'shared', authorization: 'Bearer UT1.alice.forged' },
+      payload,
+    });
+    assert.equal(forged.statusCode, 401);
   });
 
   test('a key is kept 24 hours, then it may be used again', async () => {
