@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { DEV_KEYS } from '../platform/auth/keys.ts';
 import { type RunningServer, startServer } from '../platform/testing-browser.ts';
 import { type Answer, withPg } from './harness.ts';
 
@@ -21,7 +22,7 @@ export async function startNotifyServer() {
   for (const user of USERS) {
     const response = await fetch(`${server.url}/api/users/${user}/notification-preferences`, {
       method: 'PATCH',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', 'x-api-key': DEV_KEYS.service },
       body: JSON.stringify({ email: `${user}@example.test` }),
     });
     assert.equal(response.status, 200);
@@ -32,7 +33,7 @@ export async function startNotifyServer() {
 export const sendNotification = (server: RunningServer) => (sent: string) =>
   fetch(`${server.url}/api/notifications`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', 'x-api-key': DEV_KEYS.service },
     body: JSON.stringify({
       id: randomUUID(),
       user_id: USERS[Math.floor(Math.random() * USERS.length)],

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { lotJson, writeLot } from '../parking/testing.ts';
+import { DEV_KEYS } from '../platform/auth/keys.ts';
 import type { RunningServer } from '../platform/testing-browser.ts';
 import { type Answer, withPg } from './harness.ts';
 
@@ -18,7 +19,7 @@ export const plate = (tag: string) => (counter: number) => `${tag}${counter.toSt
 export const enterCar = (server: RunningServer) => (licensePlate: string) =>
   fetch(`${server.url}/api/v1/parking/entry`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', 'x-operator-key': DEV_KEYS.operator },
     body: JSON.stringify({ licensePlate, vehicleType: 'CAR' }),
   });
 
