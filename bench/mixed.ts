@@ -13,7 +13,7 @@ import {
 } from './harness.ts';
 import { runMixed, type Send, type Workload } from './mixed-load.ts';
 import { chart, summarise, table } from './mixed-report.ts';
-import { createUsers, NOTIFY_BENCH_ENV, notificationRequest, userId } from './notify-common.ts';
+import { AS_SERVICE, createUsers, NOTIFY_BENCH_ENV, notificationRequest, userId } from './notify-common.ts';
 import { soakReport, startSampler } from './sampler.ts';
 import { admitUsers, auditShow, createHotShow, randomSeats } from './scenarios/booking-hold.ts';
 import { writeBenchLot } from './standalone.ts';
@@ -33,6 +33,8 @@ const ROWS = 200;
 const SEATS_PER_ROW = 100;
 /** Notification recipients (the first of notify-common's bench users). */
 const NOTIFY_USERS = 200;
+/** Entries and exits are the lot's panels (the development operator key). */
+const PANEL = { 'x-operator-key': 'dev-operator-key' };
 const CARD = { card_number: '4242424242424242', exp_month: 12, exp_year: 2030, cvc: '123' };
 
 /**
@@ -102,6 +104,7 @@ function workloads(pastes: string[], show: string, admitted: { user: string; tok
           'POST',
           '/api/notifications',
           notificationRequest(userId(randomInt(NOTIFY_USERS))),
+          AS_SERVICE,
         );
       },
     },
@@ -109,17 +112,20 @@ function workloads(pastes: string[], show: string, admitted: { user: string; tok
       name: 'parking',
       weight: 2,
       async step(send) {
-        const entry = await send('parking entry', 'POST', '/api/v1/parking/entry', {
-          licensePlate: `${plate}${(plates++).toString(36).toUpperCase()}`,
-          vehicleType: 'CAR',
-        });
+        const entry = await send(
+          'parking entry',
+          'POST',
+          '/api/v1/parking/entry',
+          { licensePlate: `${plate}${(plates++).toString(36).toUpperCase()}`, vehicleType: 'CAR' },
+          PANEL,
+        );
         if (entry.status !== 201) return;
         await send(
           'parking exit (paid)',
           'POST',
           '/api/v1/parking/exit',
           { ticketId: JSON.parse(entry.body).ticketId, payment: CARD },
-          { 'idempotency-key': randomUUID() },
+          { ...PANEL, 'idempotency-key': randomUUID() },
         );
       },
     },
