@@ -32,6 +32,7 @@ describe(`fuzz: every endpoint, ${RUNS} cases each, seed ${SEED}`, { timeout: 30
         const { statuses } = await fuzzOperation(harness.app, writes, operation, {
           runs: RUNS,
           seed: SEED,
+          credentials: { ...harness.asAdmin, ...harness.asService, ...harness.asOperator },
         });
         st.diagnostic(JSON.stringify(statuses));
       });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Browser } from 'playwright-core';
+import { DEV_KEYS } from '../platform/auth/keys.ts';
 import {
   browserSkipReason,
   launchBrowser,
@@ -15,13 +16,12 @@ import {
  * inbox page; its timeline page shows it sent.
  */
 const skip = browserSkipReason();
-const ADMIN_KEY = 'flow-admin-key';
 let server: RunningServer;
 let browser: Browser;
 
 before(async () => {
   if (skip) return;
-  server = await startServer({ SERVICES: 'notify', ADMIN_API_KEY: ADMIN_KEY });
+  server = await startServer({ SERVICES: 'notify' });
   browser = await launchBrowser();
 });
 after(async () => {
@@ -29,7 +29,8 @@ after(async () => {
   await server?.stop();
 });
 
-const json = { 'content-type': 'application/json' };
+/** The calling service's key (the development one, every scope). */
+const json = { 'content-type': 'application/json', 'x-api-key': DEV_KEYS.service };
 
 test('a notification sent through the API appears in the dev inbox and its timeline', { skip }, async () => {
   const user = `flow-${Date.now()}`;
@@ -61,10 +62,10 @@ test('a notification sent through the API appears in the dev inbox and its timel
   const errors: string[] = [];
   const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
   page.on('pageerror', (error) => errors.push(error.message));
+  // Development mode signs the admin in by itself, under its banner.
   await page.goto(`${server.url}/notify/inbox`);
-  await page.fill('[data-login] input[name="key"]', ADMIN_KEY);
-  await page.click('[data-login] button');
   await page.waitForURL(/\/notify\/inbox/);
+  assert.match((await page.locator('.dev-banner').textContent()) ?? '', /Development mode/);
   // The worker may still be on it: the page offers new mail without a reload; reload to be sure.
   const message = page.locator('[data-messages] a', { hasText: /Paddington/ });
   for (let i = 0; i < 50 && (await message.count()) === 0; i++) {

@@ -165,16 +165,32 @@ export async function fuzzOperation(
   app: FastifyInstance,
   writes: () => Promise<bigint>,
   operation: Operation,
-  options: { runs: number; seed: number },
+  options: {
+    runs: number;
+    seed: number;
+    /**
+     * Valid credentials sent under the hostile headers, so hostile input reaches the handlers of
+     * operations that need a caller (a hostile header of the same name replaces its credential).
+     */
+    credentials?: Record<string, string>;
+  },
 ): Promise<{ statuses: Record<number, number> }> {
   const statuses: Record<number, number> = {};
+  // Each case comes from its own address: wrong credentials are throttled per address, and one
+  // address's throttle would otherwise answer every later case 429 before its input is read.
+  const address = fc.tuple(fc.nat(255), fc.nat(255), fc.nat(255)).map((parts) => `10.${parts.join('.')}`);
   await fc.assert(
-    fc.asyncProperty(caseFor(operation), async (input) => {
+    fc.asyncProperty(caseFor(operation), address, async (input, remoteAddress) => {
       const before = await writes();
       const response = await app.inject({
         method: operation.method as 'GET',
         url: input.url,
-        headers: { ...input.headers, ...(input.raw ? { 'content-type': input.raw.contentType } : {}) },
+        remoteAddress,
+        headers: {
+          ...options.credentials,
+          ...input.headers,
+          ...(input.raw ? { 'content-type': input.raw.contentType } : {}),
+        },
         payload: input.raw ? input.raw.raw : (input.body as object | undefined),
       });
       statuses[response.statusCode] = (statuses[response.statusCode] ?? 0) + 1;
