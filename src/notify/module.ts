@@ -55,9 +55,9 @@ export const notifyModule: ServiceModule = {
       createNotifyRepository(db, { prepare: deps.database.kind === 'postgres' }),
       contacts,
     );
-    // Receipts name the provider kind, not the instance that sent: match on the message id.
     // Push endpoints are client-given URLs: checked when subscribed and again at every send.
     const outbound = createOutboundGuard({ allow: settings.outboundAllow });
+    // Receipts name the provider kind, not the instance that sent: match on the message id.
     const onReceipt = async (providerMessageId: string, deliveredAt: Date) => {
       await repo.markDelivered(null, providerMessageId, deliveredAt);
     };

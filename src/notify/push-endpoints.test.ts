@@ -7,6 +7,7 @@ import { getCACertificates, setDefaultCACertificates } from 'node:tls';
 import { sql } from 'kysely';
 import { createTestApp, type TestApp } from '../platform/testing.ts';
 import { browserKeys, selfSignedCertificate } from './providers/push-testing.ts';
+import { loadNotifySettings } from './settings.ts';
 import { eventually } from './testing.ts';
 
 /**
@@ -128,6 +129,20 @@ describe('subscribing', () => {
     assert.deepEqual(codes, [...Array(10).fill(201), ...Array(6).fill(409)]);
     assert.equal((await stored(t, userId)).length, 10);
   });
+});
+
+test('a malformed OUTBOUND_ALLOW_HOSTS stops the start, naming the variable', () => {
+  assert.deepEqual(loadNotifySettings({}).outboundAllow, []);
+  assert.deepEqual(loadNotifySettings({ OUTBOUND_ALLOW_HOSTS: ' 127.0.0.1, push.test ' }).outboundAllow, [
+    '127.0.0.1',
+    'push.test',
+  ]);
+  for (const bad of ['https://push.test', '10.0.0.0/40', 'a b']) {
+    assert.throws(() => loadNotifySettings({ OUTBOUND_ALLOW_HOSTS: bad }), {
+      name: 'ConfigError',
+      message: /^OUTBOUND_ALLOW_HOSTS: /,
+    });
+  }
 });
 
 describe('sending', () => {
