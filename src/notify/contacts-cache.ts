@@ -92,9 +92,10 @@ export function invalidating(repo: NotifyRepository, cache: ContactsCache): Noti
       await repo.setContact(userId, contact, now);
       await cache.changed(userId);
     },
-    async addSubscription(userId, subscription, now) {
-      await repo.addSubscription(userId, subscription, now);
-      await cache.changed(userId);
+    async addSubscription(userId, subscription, now, max) {
+      const added = await repo.addSubscription(userId, subscription, now, max);
+      if (added) await cache.changed(userId);
+      return added;
     },
     async deleteSubscription(userId, endpoint) {
       const deleted = await repo.deleteSubscription(userId, endpoint);

@@ -11,7 +11,8 @@ const plans = new Map<string, Behaviour[]>();
 const outcomes: { topic: string; outcome: string }[] = [];
 
 before(async () => {
-  t = await notifyTestApp({ workers: true });
+  // Test users subscribe push endpoints at push.example.com, which has no DNS here.
+  t = await notifyTestApp({ workers: true, env: { OUTBOUND_ALLOW_HOSTS: 'push.example.com' } });
   t.provider.behaviour = (message) => plans.get(message.recipient.userId)?.shift() ?? 'ok';
   t.adapters.queue.events.on('outcome', (topic: string, outcome: string) =>
     outcomes.push({ topic, outcome }),

@@ -21,7 +21,11 @@ import { createTemplateRenderer } from './templates/index.ts';
  */
 let t: TestApp;
 before(async () => {
-  t = await createTestApp({ services: ['notify'], env: { NOTIFY_LIMIT_EMAIL_PER_DAY: '1000' } });
+  t = await createTestApp({
+    services: ['notify'],
+    // A test user subscribes a push endpoint at push.example.com, which has no DNS here.
+    env: { NOTIFY_LIMIT_EMAIL_PER_DAY: '1000', OUTBOUND_ALLOW_HOSTS: 'push.example.com' },
+  });
 });
 after(() => t.close());
 

@@ -1,4 +1,5 @@
 import { Counter } from 'prom-client';
+import { createOutboundGuard } from '../platform/http/outbound.ts';
 import type { ServiceModule } from '../platform/module.ts';
 import type { Consumer } from '../platform/queue/index.ts';
 import { createAccept } from './accept.ts';
@@ -54,6 +55,8 @@ export const notifyModule: ServiceModule = {
       createNotifyRepository(db, { prepare: deps.database.kind === 'postgres' }),
       contacts,
     );
+    // Push endpoints are client-given URLs: checked when subscribed and again at every send.
+    const outbound = createOutboundGuard({ allow: settings.outboundAllow });
     // Receipts name the provider kind, not the instance that sent: match on the message id.
     const onReceipt = async (providerMessageId: string, deliveredAt: Date) => {
       await repo.markDelivered(null, providerMessageId, deliveredAt);
@@ -64,11 +67,21 @@ export const notifyModule: ServiceModule = {
         ...deps,
         onReceipt,
         onSubscriptionGone: (userId, endpoint) => repo.deleteSubscription(userId, endpoint).then(() => {}),
+        outbound,
       });
     const limits = createChannelLimits({ limiter: deps.limiter, clock, settings });
     const outbox = createOutbox({ repo, queue, clock, log, republishAfterMs: settings.republishAfterMs });
     const accept = createAccept({ repo, templates, limits, outbox, clock, contacts });
-    const service = createNotifyService({ repo, accept, limits, templates, queue, clock });
+    const service = createNotifyService({
+      repo,
+      accept,
+      limits,
+      templates,
+      queue,
+      clock,
+      outbound,
+      maxPushSubscriptions: settings.maxPushSubscriptions,
+    });
     const preferences = createPreferencesService({ repo, clock });
     const counter = new Counter({
       name: 'notify_deliveries_total',

@@ -5,7 +5,8 @@ import { type NotifyTestApp, notifyTestApp } from './testing.ts';
 
 let t: NotifyTestApp;
 before(async () => {
-  t = await notifyTestApp();
+  // Test users subscribe push endpoints at push.example.com, which has no DNS here.
+  t = await notifyTestApp({ env: { OUTBOUND_ALLOW_HOSTS: 'push.example.com' } });
 });
 after(() => t.close());
 

@@ -419,12 +419,32 @@ export function createNotifyRepository(db: Db, options: { prepare?: boolean } = 
       return rows.map((row) => ({ endpoint: row.endpoint, keys: { p256dh: row.p256dh, auth: row.auth } }));
     },
 
-    async addSubscription(userId: string, subscription: PushSubscription, now: Date): Promise<void> {
-      await sql`insert into notify_push_subscriptions (user_id, endpoint, p256dh, auth, created_at)
-        values (${userId}, ${subscription.endpoint}, ${subscription.keys.p256dh}, ${subscription.keys.auth}, ${now})
-        on conflict (user_id, endpoint) do update set p256dh = excluded.p256dh, auth = excluded.auth`.execute(
-        db,
-      );
+    /**
+     * Adds or updates (same endpoint) a subscription while the user holds fewer than `max`; false
+     * when the user is full. A per-user advisory lock orders concurrent adds, so a burst cannot
+     * pass the count together.
+     */
+    async addSubscription(
+      userId: string,
+      subscription: PushSubscription,
+      now: Date,
+      max: number,
+    ): Promise<boolean> {
+      return db.transaction().execute(async (trx) => {
+        await sql`select pg_advisory_xact_lock(hashtext(${`notify_push_subscriptions:${userId}`}))`.execute(
+          trx,
+        );
+        const { rows } = await sql<{ held: number; known: boolean }>`select count(*)::int as held,
+            coalesce(bool_or(endpoint = ${subscription.endpoint}), false) as known
+          from notify_push_subscriptions where user_id = ${userId}`.execute(trx);
+        if (!rows[0].known && rows[0].held >= max) return false;
+        await sql`insert into notify_push_subscriptions (user_id, endpoint, p256dh, auth, created_at)
+          values (${userId}, ${subscription.endpoint}, ${subscription.keys.p256dh}, ${subscription.keys.auth}, ${now})
+          on conflict (user_id, endpoint) do update set p256dh = excluded.p256dh, auth = excluded.auth`.execute(
+          trx,
+        );
+        return true;
+      });
     },
 
     async deleteSubscription(userId: string, endpoint: string): Promise<boolean> {

@@ -1,4 +1,5 @@
 import type { Clock } from '../platform/clock.ts';
+import { type OutboundGuard, OutboundRefused } from '../platform/http/outbound.ts';
 import { uuidv7 } from '../platform/ids.ts';
 import type { Queue } from '../platform/queue/index.ts';
 import type { Accept } from './accept.ts';
@@ -31,8 +32,26 @@ export function createNotifyService(deps: {
   templates: TemplateRenderer;
   queue: Queue;
   clock: Clock;
+  /** Checks push endpoints before they are stored (the sender checks them again at send time). */
+  outbound: OutboundGuard;
+  maxPushSubscriptions: number;
 }) {
-  const { repo, accept, limits, queue, clock } = deps;
+  const { repo, accept, limits, queue, clock, outbound, maxPushSubscriptions } = deps;
+
+  async function checkEndpoint(endpoint: string) {
+    try {
+      await outbound.check(endpoint);
+    } catch (error) {
+      if (!(error instanceof OutboundRefused)) throw error;
+      if (error.transient) {
+        throw err('push_endpoint_unresolved', {
+          detail: `Push endpoint: ${error.message}`,
+          headers: { 'Retry-After': '30' },
+        });
+      }
+      throw err('push_endpoint_refused', { detail: `Push endpoint refused: ${error.message}` });
+    }
+  }
 
   function view(n: NotificationRow, deliveries: DeliveryRow[]) {
     return {
@@ -102,8 +121,15 @@ export function createNotifyService(deps: {
 
     limits: (userId: string) => limits.overview(userId),
 
+    /** Idempotent for an endpoint the user has; a new one needs a free place (at most `maxPushSubscriptions`). */
     async addSubscription(userId: string, subscription: PushSubscription) {
-      await repo.addSubscription(userId, subscription, clock.now());
+      await checkEndpoint(subscription.endpoint);
+      if (!(await repo.addSubscription(userId, subscription, clock.now(), maxPushSubscriptions))) {
+        throw err('push_subscriptions_limit', {
+          detail: `A user holds at most ${maxPushSubscriptions} push subscriptions; remove one first`,
+          extras: { limit: maxPushSubscriptions },
+        });
+      }
     },
     async deleteSubscription(userId: string, endpoint: string) {
       if (!(await repo.deleteSubscription(userId, endpoint))) throw err('push_subscription_not_found');

@@ -1,4 +1,5 @@
 import { ConfigError } from '../platform/config.ts';
+import { parseAllowList } from '../platform/http/outbound.ts';
 import type { Channel } from './api.ts';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -19,6 +20,10 @@ export interface NotifySettings {
   workerLingerMs: number;
   /** Spec: attempts immediate, +1 min, +5 min, +30 min, +2 h (NOTIFY_RETRY_DELAYS_MS=60000,300000,... for tests). */
   retryDelaysMs: number[];
+  /** Hosts and CIDRs a push endpoint may name although they are not public (OUTBOUND_ALLOW_HOSTS; tests). */
+  outboundAllow: string[];
+  /** Push subscriptions one user may hold. */
+  maxPushSubscriptions: number;
 }
 
 /** Settings from the environment: NOTIFY_LIMIT_PUSH_PER_HOUR, NOTIFY_LIMIT_SMS_PER_DAY, NOTIFY_LIMIT_EMAIL_PER_DAY, ... */
@@ -34,6 +39,8 @@ export function loadNotifySettings(env: Env): NotifySettings {
     batchConcurrency: int(env, 'NOTIFY_BATCH_CONCURRENCY', 4, 1, 1000),
     workerLingerMs: int(env, 'NOTIFY_WORKER_LINGER_MS', 10, 0, 1000),
     retryDelaysMs: delays(env, 'NOTIFY_RETRY_DELAYS_MS', [60_000, 300_000, 1_800_000, 7_200_000]),
+    outboundAllow: readOutboundAllow(env),
+    maxPushSubscriptions: MAX_PUSH_SUBSCRIPTIONS,
   };
 }
 
@@ -45,6 +52,24 @@ function int(env: Env, name: string, fallback: number, min: number, max: number)
     throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
   }
   return value;
+}
+
+/** A user's browsers and devices; more is a script filling the table or fanning out sends. */
+export const MAX_PUSH_SUBSCRIPTIONS = 10;
+
+/** OUTBOUND_ALLOW_HOSTS: comma-separated hosts or CIDRs that client-given URLs may reach although not public. */
+export function readOutboundAllow(env: Env): string[] {
+  const name = 'OUTBOUND_ALLOW_HOSTS';
+  const entries = (env[name] ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  try {
+    parseAllowList(entries);
+  } catch (error) {
+    throw new ConfigError(`${name}: ${(error as Error).message}`);
+  }
+  return entries;
 }
 
 function delays(env: Env, name: string, fallback: number[]): number[] {

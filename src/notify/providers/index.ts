@@ -1,9 +1,11 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../platform/clock.ts';
+import { createOutboundGuard, type OutboundGuard } from '../../platform/http/outbound.ts';
 import type { HealthCheck, PlatformDeps } from '../../platform/module.ts';
 import type { Metrics } from '../../platform/observability/metrics.ts';
 import { CHANNELS, type Channel } from '../api.ts';
 import type { ChannelSender, Provider, SendResult } from '../ports.ts';
+import { readOutboundAllow } from '../settings.ts';
 import type { AnyDb } from '../templates/repository.ts';
 import { createChannelSender } from './breaker.ts';
 import { createInboxProvider } from './inbox.ts';
@@ -36,11 +38,13 @@ export interface ChannelSendersOptions {
   onReceipt?: OnReceipt;
   /** A push service said a subscription is gone (404/410): delete it. */
   onSubscriptionGone?: SubscriptionGone;
+  /** The guard push sends go through (default: one from `OUTBOUND_ALLOW_HOSTS` in `env`). */
+  outbound?: OutboundGuard;
 }
 
 /** The module's platform deps work too: `createChannelSenders({ ...deps, onReceipt, onSubscriptionGone })`. */
 export type PlatformSendersOptions = PlatformDeps &
-  Pick<ChannelSendersOptions, 'onReceipt' | 'onSubscriptionGone'>;
+  Pick<ChannelSendersOptions, 'onReceipt' | 'onSubscriptionGone' | 'outbound'>;
 
 function normalize(options: ChannelSendersOptions | PlatformSendersOptions): ChannelSendersOptions {
   if (!('config' in options)) return options;
@@ -54,6 +58,7 @@ function normalize(options: ChannelSendersOptions | PlatformSendersOptions): Cha
     log: options.log,
     onReceipt: options.onReceipt,
     onSubscriptionGone: options.onSubscriptionGone,
+    outbound: options.outbound,
   };
 }
 
@@ -140,8 +145,9 @@ function buildProvider(
           'NOTIFY_VAPID_PUBLIC_KEY/PRIVATE_KEY unset: using an ephemeral VAPID pair; push subscriptions break at restart',
         );
       }
+      const outbound = options.outbound ?? createOutboundGuard({ allow: readOutboundAllow(options.env) });
       return createWebPushProvider(
-        { ...vapid, timeoutMs: settings.breaker.timeoutMs },
+        { ...vapid, timeoutMs: settings.breaker.timeoutMs, outbound },
         options.onSubscriptionGone,
       );
     }

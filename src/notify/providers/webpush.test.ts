@@ -1,13 +1,11 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { createDecipheriv, createECDH, createPublicKey, hkdfSync, randomBytes, verify } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Agent, createServer, type Server } from 'node:https';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { createOutboundGuard } from '../../platform/http/outbound.ts';
 import type { OutboundMessage, PushSubscription } from '../ports.ts';
+import { selfSignedCertificate } from './push-testing.ts';
 import { createWebPushProvider, generateVapidKeys } from './webpush.ts';
 
 /** A local push service: records each request; the path decides the answer. */
@@ -16,42 +14,13 @@ let server: Server;
 let base: string;
 const vapid = generateVapidKeys();
 let agent: Agent;
-
-/** web-push only speaks HTTPS: a throwaway self-signed certificate for 127.0.0.1, trusted by our agent only. */
-function selfSignedCertificate() {
-  const dir = mkdtempSync(join(tmpdir(), 'push-'));
-  try {
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:P-256',
-        '-nodes',
-        '-days',
-        '1',
-        '-subj',
-        '/CN=127.0.0.1',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1',
-        '-keyout',
-        join(dir, 'key.pem'),
-        '-out',
-        join(dir, 'cert.pem'),
-      ],
-      { stdio: 'ignore' },
-    );
-    return { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
+/** The local push service is on loopback: allowed explicitly, as OUTBOUND_ALLOW_HOSTS does for the app. */
+const outbound = createOutboundGuard({ allow: ['127.0.0.1'] });
+/** What a hostile push endpoint answers, hoping to see it echoed back in the notification's attempts. */
+const SECRET = 'SECRET-FROM-THE-PUSH-ENDPOINT';
 
 before(async () => {
-  const tls = selfSignedCertificate();
+  const tls = selfSignedCertificate('IP:127.0.0.1');
   agent = new Agent({ ca: tls.cert });
   server = createServer(tls, (request, response) => {
     const chunks: Buffer[] = [];
@@ -59,11 +28,17 @@ before(async () => {
     request.on('end', () => {
       pushes.push({ path: request.url!, headers: request.headers, body: Buffer.concat(chunks) });
       const status =
-        { '/push/gone': 410, '/push/missing': 404, '/push/busy': 429, '/push/broken': 502 }[request.url!] ??
-        201;
+        {
+          '/push/gone': 410,
+          '/push/missing': 404,
+          '/push/busy': 429,
+          '/push/broken': 502,
+          '/push/leaky': 400,
+          '/push/leaky-busy': 503,
+        }[request.url!] ?? 201;
       response
         .writeHead(status, status === 201 ? { location: `${base}/messages/${pushes.length}` } : {})
-        .end();
+        .end(request.url!.startsWith('/push/leaky') ? `${SECRET} ${'x'.repeat(100_000)}` : undefined);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -153,7 +128,7 @@ const push = (subscriptions: PushSubscription[]): OutboundMessage => ({
 test('the push service receives an aes128gcm payload that decrypts to the rendered message', async () => {
   const gone: [string, string][] = [];
   const provider = createWebPushProvider(
-    { ...vapid, subject: 'mailto:ops@cinema.test', agent },
+    { ...vapid, subject: 'mailto:ops@cinema.test', agent, outbound },
     (userId, endpoint) => void gone.push([userId, endpoint]),
   );
   const phone = browserSubscription('/push/phone');
@@ -178,7 +153,7 @@ test('the push service receives an aes128gcm payload that decrypts to the render
 });
 
 test('404/410 on every subscription is permanent; 429 and 5xx are transient', async () => {
-  const provider = createWebPushProvider({ ...vapid, subject: 'mailto:ops@cinema.test', agent });
+  const provider = createWebPushProvider({ ...vapid, subject: 'mailto:ops@cinema.test', agent, outbound });
   const at = (path: string) => browserSubscription(path).subscription;
   await assert.rejects(provider.send(push([at('/push/gone'), at('/push/missing')])), {
     code: 'subscription_gone',
@@ -190,4 +165,38 @@ test('404/410 on every subscription is permanent; 429 and 5xx are transient', as
     permanent: false,
   });
   await assert.rejects(provider.send(push([])), { code: 'no_address', permanent: true });
+});
+
+test("an endpoint's answer is never part of the error: a status and a few words", async () => {
+  const provider = createWebPushProvider({ ...vapid, subject: 'mailto:ops@cinema.test', agent, outbound });
+  const at = (path: string) => browserSubscription(path).subscription;
+  await assert.rejects(provider.send(push([at('/push/leaky')])), (error: Error & { code: string }) => {
+    assert.equal(error.code, 'push_400');
+    assert.equal(error.message, 'push endpoint answered 400');
+    return true;
+  });
+  await assert.rejects(provider.send(push([at('/push/leaky-busy')])), {
+    code: 'push_503',
+    message: 'push endpoint answered 503',
+    permanent: false,
+  });
+});
+
+test('without the allow-list a loopback endpoint is refused for good and never contacted', async () => {
+  const provider = createWebPushProvider({ ...vapid, subject: 'mailto:ops@cinema.test', agent });
+  pushes.length = 0;
+  await assert.rejects(provider.send(push([browserSubscription('/push/phone').subscription])), {
+    code: 'push_endpoint_refused',
+    message: 'push endpoint refused: 127.0.0.1 is a loopback address',
+    permanent: true,
+  });
+  assert.equal(pushes.length, 0);
+});
+
+test('keys that make no encryption key fail for good, before any request', async () => {
+  const provider = createWebPushProvider({ ...vapid, subject: 'mailto:ops@cinema.test', agent, outbound });
+  pushes.length = 0;
+  const broken = { endpoint: `${base}/push/phone`, keys: { p256dh: 'k', auth: 'a' } };
+  await assert.rejects(provider.send(push([broken])), { code: 'push_subscription_invalid', permanent: true });
+  assert.equal(pushes.length, 0);
 });

@@ -1,4 +1,13 @@
-import { type FilterImplOptions, filters, Liquid, type Template } from 'liquidjs';
+import {
+  type FilterImplOptions,
+  type FS,
+  filters,
+  LayoutTag,
+  Liquid,
+  type Template,
+  toValueSync,
+} from 'liquidjs';
+import { parseTemplateId } from './ids.ts';
 
 type FilterHandler = Extract<FilterImplOptions, (...args: never[]) => unknown>;
 
@@ -9,18 +18,60 @@ import QRCode from 'qrcode';
 const dates = new LRUCache<string, { value: unknown }>({ max: 10_000 });
 
 /**
+ * Where `{% include %}`, `{% render %}` and `{% layout %}` look: the stored templates, by id, and
+ * never the disk (liquid's default file system would read any file of the working directory,
+ * `.env` included). The names are ids, so no path is ever joined or resolved.
+ */
+const PARTIALS_ROOT = 'notify_templates';
+
+/** A file system with no files: the engines that only parse and check use it. */
+export const NO_FILES: FS = storedTemplateFs(async () => undefined);
+
+/**
+ * liquid's file system over the stored templates: `source(id)` is the template's text for this
+ * engine, undefined when there is none. Only the async calls answer: a template that includes
+ * another renders asynchronously (see `partialReferences`), and the sync ones find nothing.
+ */
+export function storedTemplateFs(source: (id: string) => Promise<string | undefined>): FS {
+  const isId = (file: string) => parseTemplateId(file) !== undefined;
+  return {
+    sep: '/',
+    resolve: (_dir, file) => file,
+    contains: async (_root, file) => isId(file),
+    containsSync: (_root, file) => isId(file),
+    exists: async (file) => isId(file) && (await source(file)) !== undefined,
+    existsSync: () => false,
+    async readFile(file) {
+      const text = isId(file) ? await source(file) : undefined;
+      if (text === undefined) throw new Error(`ENOENT: "${file}" is not a stored template`);
+      return text;
+    },
+    readFileSync(file) {
+      throw new Error(`ENOENT: "${file}" is not a stored template`);
+    },
+  };
+}
+
+/**
  * Two LiquidJS engines with the same filters: text parts render values as they are; the HTML
  * part escapes every output, so a movie title like `<script>` shows up as text in the e-mail.
  * strictVariables: a missing variable is an error (accept-time `check()` catches it first);
  * strictFilters: a typo in a filter name fails when the template is saved, not at send time.
+ * Partials come from `fs` only: names are not relative paths, and there is no other root.
  */
-function createEngine(html: boolean): Liquid {
+function createEngine(html: boolean, fs: FS): Liquid {
   const liquid = new Liquid({
     strictVariables: true,
     strictFilters: true,
     ownPropertyOnly: true,
     outputEscape: html ? 'escape' : undefined,
     cache: false,
+    fs,
+    root: [PARTIALS_ROOT],
+    partials: [PARTIALS_ROOT],
+    layouts: [PARTIALS_ROOT],
+    relativeReference: false,
+    extname: '',
   });
   // `date` in the recipient's time zone: an explicit zone argument still wins.
   liquid.registerFilter('date', function (value: unknown, format?: string, zone?: string | number) {
@@ -63,8 +114,49 @@ export function rendersSync(sources: (string | null | undefined)[]): boolean {
   return sources.every((source) => !source?.includes('qr'));
 }
 
-export const textEngine = createEngine(false);
-export const htmlEngine = createEngine(true);
+export const textEngine = createEngine(false, NO_FILES);
+export const htmlEngine = createEngine(true, NO_FILES);
+
+export interface Engines {
+  text: Liquid;
+  html: Liquid;
+}
+
+/** A renderer's own engines, whose partials are its stored templates (`storedTemplateFs`). */
+export function createEngines(fs: { text: FS; html: FS }): Engines {
+  return { text: createEngine(false, fs.text), html: createEngine(true, fs.html) };
+}
+
+const PARTIAL_TAGS = new Set(['include', 'render', 'layout']);
+
+export interface PartialReferences {
+  /** Template ids named literally by include, render and layout tags. */
+  names: Set<string>;
+  /** A tag whose partial is an expression (`{% include file %}`): only known at render time. */
+  dynamic: boolean;
+}
+
+/**
+ * The partials the parsed parts name, found through liquid's public template tree (`children`,
+ * `partialScope`): what the save-time check and the renderer's choice of render path go by.
+ */
+export function partialReferences(parts: Template[][]): PartialReferences {
+  const found: PartialReferences = { names: new Set(), dynamic: false };
+  const visit = (templates: Template[]) => {
+    for (const template of templates) {
+      const tag = (template.token as { name?: string }).name;
+      if (tag && PARTIAL_TAGS.has(tag)) {
+        const name = template.partialScope?.()?.name;
+        if (name !== undefined) found.names.add(name);
+        // `{% layout none %}` names no file; any other unnamed partial is an expression.
+        else if (!(template instanceof LayoutTag && template.file === undefined)) found.dynamic = true;
+      }
+      if (template.children) visit(toValueSync(template.children(false, true)) as Template[]);
+    }
+  };
+  for (const part of parts) visit(part);
+  return found;
+}
 
 /** Operator-written templates: bound the work one render may do. */
 export const RENDER_LIMITS = { renderLimit: 2000, templateLimit: 10_000, memoryLimit: 10_000_000 };
@@ -72,7 +164,9 @@ export const RENDER_LIMITS = { renderLimit: 2000, templateLimit: 10_000, memoryL
 /** Variables a template expects from `data` (not those it assigns or loops over itself). */
 export function templateVariables(parts: Template[][]): string[] {
   const names = new Set<string>();
-  for (const part of parts) for (const name of textEngine.globalVariablesSync(part)) names.add(name);
+  // Only the parts' own variables: partials are looked up by the renderer (they need its database).
+  for (const part of parts)
+    for (const name of textEngine.globalVariablesSync(part, { partials: false })) names.add(name);
   return [...names].sort();
 }
 

@@ -3,10 +3,14 @@ import { LRUCache } from 'lru-cache';
 import type { Channel } from '../api.ts';
 import type { RenderedMessage, TemplateProblem, TemplateRenderer } from '../ports.ts';
 import {
+  createEngines,
+  type Engines,
   htmlEngine,
   knownTimeZone,
+  partialReferences,
   RENDER_LIMITS,
   rendersSync,
+  storedTemplateFs,
   templateVariables,
   textEngine,
   textToHtml,
@@ -42,12 +46,22 @@ export interface TemplateRendererOptions {
   rowTtlMs?: number;
 }
 
-/** Parses the three parts of a template; throws liquid's ParseError for a broken one. */
-export function parseTemplate(row: Pick<TemplateRow, 'subject' | 'body' | 'html_body'>) {
-  const subject = textEngine.parse(row.subject);
-  const body = textEngine.parse(row.body);
-  const html = row.html_body == null ? undefined : htmlEngine.parse(row.html_body);
-  return { subject, body, html, variables: templateVariables([subject, body, ...(html ? [html] : [])]) };
+/** Engines that read no partial at all: parsing and checking need none. */
+const CHECKING_ENGINES: Engines = { text: textEngine, html: htmlEngine };
+
+/**
+ * Parses the three parts of a template; throws liquid's ParseError for a broken one. A part keeps
+ * the engine that parsed it for its partials, so the renderer parses with its own engines.
+ */
+export function parseTemplate(
+  row: Pick<TemplateRow, 'subject' | 'body' | 'html_body'>,
+  engines: Engines = CHECKING_ENGINES,
+) {
+  const subject = engines.text.parse(row.subject);
+  const body = engines.text.parse(row.body);
+  const html = row.html_body == null ? undefined : engines.html.parse(row.html_body);
+  const parts = [subject, body, ...(html ? [html] : [])];
+  return { subject, body, html, parts, variables: templateVariables(parts) };
 }
 
 /** Own properties only, as liquid reads them (`ownPropertyOnly`): `constructor` is not in `{}`. */
@@ -90,14 +104,41 @@ export function createTemplateRenderer(db: AnyDb, options: TemplateRendererOptio
     return pending;
   }
 
-  async function lookup(type: string, channel: Channel, locale?: string) {
-    const candidates = candidateIds(type, channel, locale);
+  const lookup = (type: string, channel: Channel, locale?: string) =>
+    cachedRow(candidateIds(type, channel, locale));
+
+  /** The first stored row of `candidates`, as the lookup cache has it. */
+  async function cachedRow(candidates: string[]) {
     const key = candidates.join('|');
     const hit = lookups.get(key);
     if (!hit) return read(key, candidates);
     // Expired: answered from what we have while one query reads it again, so no render waits.
     if (performance.now() - hit.at > ttlMs) read(key, candidates).catch(() => {});
     return hit;
+  }
+
+  // Partials are other stored templates, read by id through the same cache (an edit shows within
+  // `rowTtlMs`): the text parts get a template's body, the HTML part its html_body (else its body).
+  const engines = createEngines({
+    text: storedTemplateFs(async (id) => (await cachedRow([id])).row?.body),
+    html: storedTemplateFs(async (id) => {
+      const { row } = await cachedRow([id]);
+      return row ? (row.html_body ?? row.body) : undefined;
+    }),
+  });
+
+  /** The variables of the parts and of the partials they include, as far as those can be read now. */
+  async function variablesWithPartials(parts: Template[][], own: string[]): Promise<string[]> {
+    const names = new Set<string>();
+    try {
+      for (const part of parts) {
+        for (const name of await engines.text.globalVariables(part, { partials: true })) names.add(name);
+      }
+    } catch {
+      // A partial that cannot be read: the render fails and says which.
+      return own;
+    }
+    return [...names].sort();
   }
 
   async function find(type: string, channel: Channel, locale?: string): Promise<Parsed | undefined> {
@@ -107,15 +148,21 @@ export function createTemplateRenderer(db: AnyDb, options: TemplateRendererOptio
     let entry = parsed.get(version);
     if (!entry) {
       const { subject, body, html_body } = hit.row;
-      const parts = parseTemplate(hit.row);
-      const sync = rendersSync([subject, body, html_body]);
+      const parts = parseTemplate(hit.row, engines);
+      const partials = partialReferences(parts.parts);
+      // Partials are read from the database, which only liquid's async render can wait for.
+      const includes = partials.names.size > 0 || partials.dynamic;
+      const sync = !includes && rendersSync([subject, body, html_body]);
       const fast = new Map<Template[], Compiled | undefined>();
       if (sync) {
-        fast.set(parts.subject, compile(textEngine, parts.subject));
-        fast.set(parts.body, compile(textEngine, parts.body));
-        if (parts.html) fast.set(parts.html, compile(htmlEngine, parts.html));
+        fast.set(parts.subject, compile(engines.text, parts.subject));
+        fast.set(parts.body, compile(engines.text, parts.body));
+        if (parts.html) fast.set(parts.html, compile(engines.html, parts.html));
       }
-      entry = { row: hit.row, ...parts, sync, fast };
+      const variables = includes
+        ? await variablesWithPartials(parts.parts, parts.variables)
+        : parts.variables;
+      entry = { row: hit.row, ...parts, variables, sync, fast };
       parsed.set(version, entry);
     }
     return entry;
@@ -138,11 +185,11 @@ export function createTemplateRenderer(db: AnyDb, options: TemplateRendererOptio
       );
     };
     try {
-      const text = await part(textEngine, template.body);
+      const text = await part(engines.text, template.body);
       if (channel === 'sms') return { text };
-      const subject = (await part(textEngine, template.subject)).trim();
+      const subject = (await part(engines.text, template.subject)).trim();
       if (channel === 'push') return { subject, text };
-      const html = template.html ? await part(htmlEngine, template.html) : textToHtml(text);
+      const html = template.html ? await part(engines.html, template.html) : textToHtml(text);
       return { subject, text, html };
     } catch (error) {
       throw templateError('template_render_failed', {

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Static } from 'typebox';
 import type { Clock } from '../../platform/clock.ts';
 import { platformError } from '../../platform/errors.ts';
+import { partialReferences } from './engine.ts';
 import { templateError } from './errors.ts';
 import { parseTemplateId } from './ids.ts';
 import { missingVariables, parseTemplate, type TemplateStore } from './renderer.ts';
@@ -74,6 +75,7 @@ export function templateRoutes(app: FastifyInstance, deps: TemplateRouteDeps): v
     async (request, reply) => {
       const body = request.body as Static<typeof TemplateBody>;
       const row = validated(body.id, body);
+      await checkPartials(row);
       const { row: saved } = await repository.upsert(row, deps.clock.now(), true);
       if (!saved) throw templateError('template_exists', `Template ${body.id} exists; PUT replaces it`);
       deps.renderer.invalidate(body.id);
@@ -95,6 +97,7 @@ export function templateRoutes(app: FastifyInstance, deps: TemplateRouteDeps): v
     },
     async (request, reply) => {
       const row = validated(request.params.id, request.body as Parts);
+      await checkPartials(row);
       const { row: saved, created } = await repository.upsert(row, deps.clock.now());
       deps.renderer.invalidate(row.id);
       return reply.code(created ? 201 : 200).send(toJson(saved!));
@@ -143,6 +146,28 @@ export function templateRoutes(app: FastifyInstance, deps: TemplateRouteDeps): v
       return { ...message, missing };
     },
   );
+
+  /**
+   * Liquid's include, render and layout may name only other stored templates, literally: a name
+   * computed at render time could be anything, and the engines have no file system behind them.
+   */
+  async function checkPartials(row: Omit<TemplateRow, 'updated_at'>) {
+    const { names, dynamic } = partialReferences(parseTemplate(row).parts);
+    const refused = (detail: string) => templateError('template_partial_refused', { detail });
+    if (dynamic) {
+      throw refused(
+        `include, render and layout need a stored template's id in quotes, e.g. {% render 'footer.${row.channel}' %}`,
+      );
+    }
+    if (names.has(row.id)) throw refused(`${row.id} cannot include itself`);
+    const ids = [...names];
+    if (ids.length === 0) return;
+    const stored = new Set(
+      ids.every((id) => parseTemplateId(id)) ? (await repository.getMany(ids)).map((r) => r.id) : [],
+    );
+    const missing = ids.find((id) => !stored.has(id));
+    if (missing !== undefined) throw refused(`"${missing}" is not a stored template`);
+  }
 
   async function load(id: string) {
     const row = await repository.get(id);

@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { sql } from 'kysely';
 import { BOOKING_NOTIFICATION_TYPES, CHANNELS } from '../api.ts';
 import { createEdgeHarness, type EdgeHarness } from '../edge-testing.ts';
 import { textEngine } from './engine.ts';
@@ -309,5 +313,128 @@ describe('/api/templates', () => {
     const message = await renderer.render('plain', 'email', { name: '<b>Bo</b>' });
     assert.equal(message.text, 'Hi <b>Bo</b>,\n\nline one\nline two');
     assert.equal(message.html, '<p>Hi &lt;b&gt;Bo&lt;/b&gt;,</p>\n<p>line one<br>\nline two</p>');
+  });
+});
+
+describe('partials: other stored templates, never files', () => {
+  const put = (id: string, payload: Record<string, unknown>) =>
+    h.app.inject({ method: 'PUT', url: `/api/templates/${id}`, headers: admin, payload });
+
+  test('include, render and layout of a file, a path or a computed name are 422 and store nothing', async () => {
+    const refused: [string, Record<string, unknown>, RegExp][] = [
+      ['leak_env.sms', { body: "{% include '.env' %}" }, /"\.env" is not a stored template/],
+      ['leak_pkg.sms', { body: "x {% render '../package.json' %}" }, /"\.\.\/package\.json" is not/],
+      ['leak_abs.push', { subject: "{% include '/etc/passwd' %}", body: 'x' }, /"\/etc\/passwd" is not/],
+      ['leak_layout.sms', { body: "{% layout 'package.json' %}x" }, /"package\.json" is not/],
+      ['leak_html.email', { subject: 's', body: 'b', html_body: "{% include '.env' %}" }, /"\.env"/],
+      ['leak_nested.sms', { body: "{% if a %}{% liquid\ninclude '.env'\n%}{% endif %}" }, /"\.env"/],
+      ['leak_var.sms', { body: '{% include file %}' }, /in quotes/],
+      ['leak_dyn.sms', { body: "{% render 'x{{ name }}.sms' %}" }, /in quotes/],
+      ['leak_none.sms', { body: "{% include 'nothing.sms' %}" }, /"nothing\.sms" is not a stored template/],
+      ['leak_self.sms', { body: "{% include 'leak_self.sms' %}" }, /is not a stored template|itself/],
+    ];
+    for (const [id, payload, detail] of refused) {
+      for (const response of [
+        await put(id, payload),
+        await h.app.inject({
+          method: 'POST',
+          url: '/api/templates',
+          headers: admin,
+          payload: { id, ...payload },
+        }),
+      ]) {
+        assert.equal(response.statusCode, 422, `${id}: ${response.body}`);
+        assert.equal(response.json().code, 'template_partial_refused', id);
+        assert.match(response.json().detail, detail, id);
+      }
+      assert.equal((await h.app.inject({ url: `/api/templates/${id}` })).statusCode, 404, id);
+    }
+    // Replacing a stored template with one that includes itself is refused too.
+    assert.equal((await put('loop.sms', { body: 'once' })).statusCode, 201);
+    const loop = await put('loop.sms', { body: "{% include 'loop.sms' %}" });
+    assert.equal(loop.statusCode, 422);
+    assert.match(loop.json().detail, /cannot include itself/);
+    assert.equal((await h.app.inject({ url: '/api/templates/loop.sms' })).json().body, 'once');
+  });
+
+  test('another stored template can be included, rendered or used as a layout', async () => {
+    assert.equal(
+      (
+        await put('footer.email', {
+          subject: '-',
+          body: 'Thanks, {{ name }}.',
+          html_body: '<p>Thanks, {{ name }}.</p>',
+        })
+      ).statusCode,
+      201,
+    );
+    const saved = await put('partial_demo.email', {
+      subject: "Hello {% include 'footer.email' %}",
+      body: "Hi\n{% include 'footer.email' %}",
+      html_body: "<div>{% render 'footer.email', name: name %}</div>",
+    });
+    assert.equal(saved.statusCode, 201, saved.body);
+    const message = await renderer.render('partial_demo', 'email', { name: '<Bo>' });
+    assert.equal(message.subject, 'Hello Thanks, <Bo>.');
+    assert.equal(message.text, 'Hi\nThanks, <Bo>.');
+    assert.equal(message.html, '<div><p>Thanks, &lt;Bo&gt;.</p></div>');
+    // The accept-time check knows the variables the partials use.
+    assert.deepEqual(await renderer.check('partial_demo', ['email'], {}), [
+      { channel: 'email', reason: 'missing_variables', missing: ['name'] },
+    ]);
+    assert.equal((await put('framed.sms', { body: "{% layout 'frame.sms' %}ignored" })).statusCode, 422);
+    assert.equal((await put('frame.sms', { body: '[{% block %}{% endblock %}]' })).statusCode, 201);
+    assert.equal(
+      (await put('framed.sms', { body: "{% layout 'frame.sms' %}{% block %}hi{% endblock %}" })).statusCode,
+      201,
+    );
+    assert.equal((await renderer.render('framed', 'sms', {})).text, '[hi]');
+  });
+
+  test('a template stored without the check (straight into the table) renders no file', async () => {
+    const secret = `SECRET_${Math.random().toString(36).slice(2)}`;
+    const dir = mkdtempSync(join(tmpdir(), 'liquid-'));
+    mkdirSync(join(dir, 'app'));
+    writeFileSync(join(dir, 'app', '.env'), `APP_SECRET=${secret}\n`);
+    writeFileSync(join(dir, 'app', 'package.json'), `{"secret": "${secret}"}`);
+    writeFileSync(join(dir, 'package.json'), `{"secret": "${secret}"}`);
+    const rows = {
+      'raw_env.sms': "a {% include '.env' %} b",
+      'raw_pkg.sms': "a {% render '../package.json' %} b",
+      'raw_local.sms': "a {% include 'package.json' %} b",
+      'raw_layout.sms': "{% layout '.env' %}x",
+      'raw_abs.sms': `a {% include '${join(dir, 'app', '.env')}' %} b`,
+      'raw_var.sms': 'a {% include file %} b',
+    };
+    for (const [id, body] of Object.entries(rows)) {
+      await sql`insert into notify_templates (id, type, channel, locale, subject, body, html_body, updated_at)
+        values (${id}, ${id.split('.')[0]}, 'sms', null, '', ${body}, null, now())`.execute(h.db);
+    }
+    // The server's working directory holds the files the templates name.
+    const cwd = process.cwd();
+    process.chdir(join(dir, 'app'));
+    try {
+      for (const id of Object.keys(rows)) {
+        const type = id.split('.')[0];
+        await assert.rejects(
+          renderer.render(type, 'sms', { file: '.env' }),
+          (error: Error & { code: string }) => {
+            assert.equal(error.code, 'template_render_failed', id);
+            assert.ok(!error.message.includes(secret), error.message);
+            return true;
+          },
+        );
+        const preview = await h.app.inject({
+          method: 'POST',
+          url: `/api/templates/${id}/preview`,
+          payload: { data: { file: '.env' } },
+        });
+        assert.equal(preview.statusCode, 422, `${id}: ${preview.body}`);
+        assert.ok(!preview.body.includes(secret), preview.body);
+      }
+    } finally {
+      process.chdir(cwd);
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
