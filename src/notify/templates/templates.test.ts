@@ -347,7 +347,7 @@ describe('partials: other stored templates, never files', () => {
         assert.equal(response.json().code, 'template_partial_refused', id);
         assert.match(response.json().detail, detail, id);
       }
-      assert.equal((await h.app.inject({ url: `/api/templates/${id}` })).statusCode, 404, id);
+      assert.equal((await h.app.inject({ url: `/api/templates/${id}`, headers: admin })).statusCode, 404, id);
     }
     // Replacing a stored template with one that includes itself is refused too.
     assert.equal((await put('loop.sms', { body: 'once' })).statusCode, 201);
@@ -427,6 +427,7 @@ describe('partials: other stored templates, never files', () => {
         const preview = await h.app.inject({
           method: 'POST',
           url: `/api/templates/${id}/preview`,
+          headers: admin,
           payload: { data: { file: '.env' } },
         });
         assert.equal(preview.statusCode, 422, `${id}: ${preview.body}`);
