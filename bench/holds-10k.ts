@@ -1,6 +1,12 @@
 import { Agent, request } from 'node:http';
 import { numberFlag } from './harness.ts';
-import { admitUsers, auditShow, createHotShow, randomSeats } from './scenarios/booking-hold.ts';
+import {
+  admitUsers,
+  auditShow,
+  BOOKING_BENCH_ENV,
+  createHotShow,
+  randomSeats,
+} from './scenarios/booking-hold.ts';
 import { startApp } from './standalone.ts';
 
 /**
@@ -22,6 +28,7 @@ async function main() {
     BOOKING_DEMO: 'false',
     BOOKING_QUEUE_CAPACITY: String(holds),
     DATABASE_POOL_WAIT_MS: process.env.DATABASE_POOL_WAIT_MS ?? '60000',
+    ...BOOKING_BENCH_ENV,
   });
   const agent = new Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY });
   try {
@@ -33,11 +40,10 @@ async function main() {
     const started = performance.now();
     await Promise.all(
       users.map(
-        ({ user, token }) =>
+        ({ token, authorization }) =>
           new Promise<void>((resolve) => {
             const body = JSON.stringify({
               seat_ids: randomSeats(ROWS, SEATS_PER_ROW),
-              user_id: user,
               admission_token: token,
             });
             const req = request(
@@ -47,7 +53,11 @@ async function main() {
                 agent,
                 method: 'POST',
                 path: `/api/v1/shows/${show}/hold`,
-                headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+                headers: {
+                  'content-type': 'application/json',
+                  'content-length': Buffer.byteLength(body),
+                  authorization,
+                },
               },
               (response) => {
                 response.resume();

@@ -15,7 +15,13 @@ import { runMixed, type Send, type Workload } from './mixed-load.ts';
 import { chart, summarise, table } from './mixed-report.ts';
 import { AS_SERVICE, createUsers, NOTIFY_BENCH_ENV, notificationRequest, userId } from './notify-common.ts';
 import { soakReport, startSampler } from './sampler.ts';
-import { admitUsers, auditShow, createHotShow, randomSeats } from './scenarios/booking-hold.ts';
+import {
+  admitUsers,
+  auditShow,
+  BOOKING_BENCH_ENV,
+  createHotShow,
+  randomSeats,
+} from './scenarios/booking-hold.ts';
 import { writeBenchLot } from './standalone.ts';
 
 /**
@@ -45,13 +51,22 @@ const CARD = { card_number: '4242424242424242', exp_month: 12, exp_year: 2030, c
 const accept = (operation: string, status: number) =>
   (status >= 200 && status < 300) || (operation === 'booking hold' && (status === 409 || status === 403));
 
-function workloads(pastes: string[], show: string, admitted: { user: string; token: string }[]): Workload[] {
+function workloads(
+  pastes: string[],
+  show: string,
+  admitted: { token: string; authorization: string }[],
+): Workload[] {
   const plate = `M${Date.now().toString(36).slice(-4).toUpperCase()}`;
+  // A new buyer: a guest identity, then the waiting room with its token.
   const admitAnother = async (send: Send, slot: number) => {
-    const user = randomUUID();
-    const queued = await send('booking queue', 'GET', `/api/v1/shows/${show}/queue?user_id=${user}`);
+    const guest = await send('booking guest', 'POST', '/api/v1/guests');
+    if (guest.status !== 201) return;
+    const authorization = `Bearer ${JSON.parse(guest.body).token}`;
+    const queued = await send('booking queue', 'GET', `/api/v1/shows/${show}/queue`, undefined, {
+      authorization,
+    });
     const token = queued.status === 200 ? JSON.parse(queued.body).admission_token : null;
-    if (token) admitted[slot] = { user, token };
+    if (token) admitted[slot] = { token, authorization };
   };
   let plates = 0;
   let reads = 0;
@@ -76,12 +91,14 @@ function workloads(pastes: string[], show: string, admitted: { user: string; tok
       weight: 2,
       async step(send) {
         const slot = randomInt(admitted.length);
-        const { user, token } = admitted[slot];
-        const hold = await send('booking hold', 'POST', `/api/v1/shows/${show}/hold`, {
-          seat_ids: randomSeats(ROWS, SEATS_PER_ROW),
-          user_id: user,
-          admission_token: token,
-        });
+        const { token, authorization } = admitted[slot];
+        const hold = await send(
+          'booking hold',
+          'POST',
+          `/api/v1/shows/${show}/hold`,
+          { seat_ids: randomSeats(ROWS, SEATS_PER_ROW), admission_token: token },
+          { authorization },
+        );
         // A buyer whose admission ended (booked, or ten minutes passed) leaves; a new one queues.
         if (hold.status === 403) return void (await admitAnother(send, slot));
         if (hold.status !== 201) return;
@@ -90,7 +107,7 @@ function workloads(pastes: string[], show: string, admitted: { user: string; tok
           'POST',
           '/api/v1/bookings',
           { hold_id: JSON.parse(hold.body).hold_id, payment_method: 'CARD', payment_details: CARD },
-          { 'idempotency-key': randomUUID() },
+          { authorization, 'idempotency-key': randomUUID() },
         );
         if (paid.status === 201) await admitAnother(send, slot);
       },
@@ -150,6 +167,7 @@ async function main() {
     PASTE_RATE_ANON: '100000000/600',
     PARKING_LOT_CONFIG: lot,
     ...NOTIFY_BENCH_ENV,
+    ...BOOKING_BENCH_ENV,
   });
   const processes = [];
   const bases: string[] = [];

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Agent, type ClientRequest, get } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { numberFlag } from './harness.ts';
-import { createHotShow } from './scenarios/booking-hold.ts';
+import { BOOKING_BENCH_ENV, createHotShow, guest } from './scenarios/booking-hold.ts';
 import { mib, rssOf, startApp } from './standalone.ts';
 
 /**
@@ -19,6 +19,7 @@ async function main() {
     BOOKING_QUEUE_CAPACITY: '100',
     // Every stream comes from this one address.
     SSE_MAX_PER_ADDRESS: String(total + 100),
+    ...BOOKING_BENCH_ENV,
   });
   const agent = new Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY });
   const requests: ClientRequest[] = [];
@@ -27,19 +28,26 @@ async function main() {
     await sleep(1000);
     const before = rssOf(app.pid);
     const events = new Array<number>(total).fill(0);
-    const admitted: { user: string; token: string }[] = [];
+    const admitted: { token: string; authorization: string }[] = [];
+    // Each stream is a guest of its own, made before the clock starts.
+    const guests: { authorization: string }[] = [];
+    for (let i = 0; i < total; i += 500) {
+      guests.push(
+        ...(await Promise.all(Array.from({ length: Math.min(500, total - i) }, () => guest(app.base)))),
+      );
+    }
     const url = new URL(app.base);
     const open = (index: number) =>
       new Promise<void>((resolve, reject) => {
-        const user = randomUUID();
+        const { authorization } = guests[index];
         let buffer = '';
         const request = get(
           {
             host: url.hostname,
             port: url.port,
             agent,
-            path: `/api/v1/shows/${show}/queue/events?user_id=${user}`,
-            headers: { accept: 'text/event-stream' },
+            path: `/api/v1/shows/${show}/queue/events`,
+            headers: { accept: 'text/event-stream', authorization },
           },
           (response) => {
             if (response.statusCode !== 200)
@@ -55,7 +63,7 @@ async function main() {
                 events[index]++;
                 if (event === 'admitted' && events[index] === 1) {
                   const data = JSON.parse(/^data: (.+)$/m.exec(block)?.[1] ?? '{}');
-                  admitted.push({ user, token: data.admission_token });
+                  admitted.push({ token: data.admission_token, authorization });
                 }
                 if (events[index] === 1) resolve();
               }
@@ -100,12 +108,12 @@ async function main() {
   }
 }
 
-async function bookOneSeat(base: string, show: string, who: { user: string; token: string }) {
-  const json = { 'content-type': 'application/json' };
+async function bookOneSeat(base: string, show: string, who: { token: string; authorization: string }) {
+  const json = { 'content-type': 'application/json', authorization: who.authorization };
   const hold = await fetch(`${base}/api/v1/shows/${show}/hold`, {
     method: 'POST',
     headers: json,
-    body: JSON.stringify({ seat_ids: ['A1'], user_id: who.user, admission_token: who.token }),
+    body: JSON.stringify({ seat_ids: ['A1'], admission_token: who.token }),
   });
   if (hold.status !== 201) throw new Error(`hold: ${hold.status} ${await hold.text()}`);
   const { hold_id } = (await hold.json()) as { hold_id: string };

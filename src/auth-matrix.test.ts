@@ -28,7 +28,7 @@ const PUBLIC: Record<string, string> = {
   'GET /api/v1/movies': 'catalogue search',
   'GET /api/v1/movies/suggest': 'catalogue search',
   'GET /api/v1/movies/{id}': 'catalogue',
-  'GET /api/v1/theaters': 'catalogue',
+  'GET /api/v1/movies/{id}/shows': 'catalogue: where and when a movie plays',
   'GET /api/v1/theaters/{id}': 'catalogue',
   'GET /api/v1/shows/{id}': 'catalogue',
   'GET /api/v1/shows/{id}/seats': 'the seat map: which seats are free, never who holds them',

@@ -16,6 +16,10 @@ export const err = defineErrors({
   seats_unavailable: { status: 409, title: 'Some of the seats are not available' },
   show_started: { status: 409, title: 'The show has started' },
   show_cancelled: { status: 410, title: 'The show was cancelled' },
+  hold_limit: {
+    status: 409,
+    title: 'You already hold as many seats as you may; book or release a hold first',
+  },
   admission_required: { status: 403, title: 'This show has a waiting room; join the queue first' },
   hold_expired: { status: 410, title: 'The hold has expired or was released' },
   hold_already_booked: { status: 409, title: 'The hold is already booked' },

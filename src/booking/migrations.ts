@@ -208,4 +208,20 @@ export const bookingMigrations: Migrations = {
       );
     },
   },
+  '004_hold_limits': {
+    async up(db: Kysely<unknown>) {
+      // A user's live holds, counted by every new hold of theirs (the per-user caps).
+      await sql`create index booking_holds_user on booking_holds (user_id, show_id) where status = 'HELD'`.execute(
+        db,
+      );
+      // One row per user who ever held: a change counter that every claim of theirs bumps under
+      // its row lock. A claim that finds it bumped since its snapshot was counted against stale
+      // holds and is decided again, so two concurrent holds of one user never both pass a cap.
+      await sql`
+        create table booking_hold_users (
+          user_id uuid primary key,
+          version bigint not null
+        )`.execute(db);
+    },
+  },
 };

@@ -48,7 +48,10 @@ export const bookingModule: ServiceModule = {
       log.info('loaded the demo catalogue (BOOKING_DEMO=false skips it)');
     }
     const search = createSearchService({ repo: createSearchRepository(db), catalogue, cache, clock });
-    const seatsRepo = createSeatsRepository(db, { unsafeNoArbiter: settings.unsafeNoArbiter });
+    const seatsRepo = createSeatsRepository(db, {
+      unsafeNoArbiter: settings.unsafeNoArbiter,
+      limits: { perShow: settings.holdsPerUserShow, perUser: settings.holdsPerUser },
+    });
     const seats = createSeatsService({
       repo: seatsRepo,
       // The race test's negative control needs every claim to take the naive path.
@@ -106,12 +109,13 @@ export const bookingModule: ServiceModule = {
 
     return {
       routes: async (app) => {
-        catalogueRoutes(app, catalogue, config.adminApiKey);
+        const limits = { settings, limiter: deps.limiter };
+        catalogueRoutes(app, catalogue);
         searchRoutes(app, search);
-        seatsRoutes(app, seats, { maxSeats: settings.maxSeatsPerHold, adminApiKey: config.adminApiKey });
-        waitingRoomRoutes(app, waitingRoom, live);
-        bookingsRoutes(app, bookings, { adminApiKey: config.adminApiKey, userTokens: deps.auth.userTokens });
-        pageRoutes(app, { catalogue, search, seats, bookings, settings, clock });
+        seatsRoutes(app, seats, limits);
+        waitingRoomRoutes(app, waitingRoom, live, limits);
+        bookingsRoutes(app, bookings);
+        pageRoutes(app, { catalogue, search, settings, clock });
       },
       jobs: [
         {

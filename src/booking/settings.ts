@@ -1,4 +1,5 @@
 import { ConfigError } from '../platform/config.ts';
+import type { RatePolicy } from '../platform/ratelimit/index.ts';
 
 type Env = Record<string, string | undefined>;
 
@@ -18,6 +19,15 @@ export interface BookingSettings {
   queueCapacity: number;
   admissionMs: number;
   currency: string;
+  /**
+   * Abuse limits: live holds (HELD, not expired) one user may have on one show and over all
+   * shows; past either, a new hold is refused (409 `hold_limit`) instead of releasing the old one.
+   */
+  holdsPerUserShow: number;
+  holdsPerUser: number;
+  /** Hold requests and waiting-room joins (queue reads and streams) per client address. */
+  holdRate: RatePolicy;
+  queueRate: RatePolicy;
   /** Load the demo catalogue into an empty database at start-up. */
   demoCatalogue: boolean;
   /**
@@ -37,6 +47,10 @@ export function loadBookingSettings(env: Readonly<Env>): BookingSettings {
     queueCapacity: int(env, 'BOOKING_QUEUE_CAPACITY', 100, 1, 100_000),
     admissionMs: int(env, 'BOOKING_ADMISSION_MINUTES', 10, 1, 120) * 60_000,
     currency: pattern(env, 'BOOKING_CURRENCY', 'INR', /^[A-Z]{3}$/),
+    holdsPerUserShow: int(env, 'BOOKING_HOLDS_PER_USER_SHOW', 1, 1, 1000),
+    holdsPerUser: int(env, 'BOOKING_HOLDS_PER_USER', 3, 1, 1000),
+    holdRate: rate(env, 'BOOKING_RATE_HOLD', '30/60', 'booking.hold'),
+    queueRate: rate(env, 'BOOKING_RATE_QUEUE', '120/60', 'booking.queue'),
     demoCatalogue: bool(env, 'BOOKING_DEMO', true),
     unsafeNoArbiter: bool(env, 'BOOKING_UNSAFE_NO_ARBITER', false),
   };
@@ -50,6 +64,18 @@ function int(env: Readonly<Env>, name: string, fallback: number, min: number, ma
     throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
   }
   return value;
+}
+
+/** `POINTS/SECONDS`, as the paste service's rates. */
+function rate(env: Readonly<Env>, name: string, fallback: string, policy: string): RatePolicy {
+  const raw = env[name] || fallback;
+  const match = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(raw);
+  const points = Number(match?.[1]);
+  const durationSec = Number(match?.[2]);
+  if (!match || points < 1 || durationSec < 1 || points > 1e9 || durationSec > 86_400) {
+    throw new ConfigError(`${name} must look like POINTS/SECONDS (e.g. 30/60), got "${raw}"`);
+  }
+  return { name: policy, points, durationSec };
 }
 
 function bool(env: Readonly<Env>, name: string, fallback: boolean): boolean {

@@ -109,6 +109,7 @@ export type BookingTables = {
     refund_attempts: Generated<number>;
   };
   booking_reminders: { booking_id: string; kind: string; sent_at: Date };
+  booking_hold_users: { user_id: string; version: number | bigint };
   booking_queue_entries: {
     show_id: string;
     user_id: string;

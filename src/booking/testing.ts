@@ -43,7 +43,6 @@ export function recordingNotify(): RecordingNotify {
 
 export interface BookingTestApp extends TestApp {
   notify: RecordingNotify;
-  admin: Record<string, string>;
 }
 
 export async function bookingTestApp(
@@ -53,10 +52,17 @@ export async function bookingTestApp(
   const test = await createTestApp({
     services: ['booking'],
     clock: options.clock,
-    env: { BOOKING_DEMO: 'false', BOOKING_PAYMENT_WAIT_MS: '300', ...options.env },
+    env: {
+      BOOKING_DEMO: 'false',
+      BOOKING_PAYMENT_WAIT_MS: '300',
+      // Every request of a test comes from one address: the per-address limits have their own tests.
+      BOOKING_RATE_HOLD: '1000000/60',
+      BOOKING_RATE_QUEUE: '1000000/60',
+      ...options.env,
+    },
     stubs: options.notify === 'real' ? undefined : { notify },
   });
-  return { ...test, notify, admin: { 'x-admin-key': test.config.adminApiKey } };
+  return { ...test, notify };
 }
 
 export const LAYOUT = {
@@ -87,7 +93,7 @@ export async function seedShow(
   test: BookingTestApp,
   options: { inMs?: number; hot?: boolean; multiplier?: number; title?: string; city?: string } = {},
 ): Promise<Seeded> {
-  const { app, admin } = test;
+  const { app, asAdmin: admin } = test;
   const n = ++seedCounter;
   const city = await post(
     app,
@@ -141,33 +147,36 @@ export async function post(app: App, url: string, payload: unknown, headers: Rec
   return response.json();
 }
 
+/** `userId` (a new user by default) holds seats, with that user's token. */
 export function hold(
-  app: App,
+  test: TestApp,
   showId: string,
   seats: string[],
   userId: string = randomUUID(),
-  token?: string,
+  admissionToken?: string,
 ) {
-  return app.inject({
+  return test.app.inject({
     method: 'POST',
     url: `/api/v1/shows/${showId}/hold`,
-    payload: { seat_ids: seats, user_id: userId, ...(token ? { admission_token: token } : {}) },
+    headers: test.asUser(userId),
+    payload: { seat_ids: seats, ...(admissionToken ? { admission_token: admissionToken } : {}) },
   });
 }
 
+/** The hold's user pays for it, with their token. */
 export function book(
-  app: App,
-  holdId: string,
+  test: TestApp,
+  held: { hold_id: string; user_id: string },
   cardNumber: string,
   key: string = randomUUID(),
   extra: object = {},
 ) {
-  return app.inject({
+  return test.app.inject({
     method: 'POST',
     url: '/api/v1/bookings',
-    headers: { 'idempotency-key': key },
+    headers: { ...test.asUser(held.user_id), 'idempotency-key': key },
     payload: {
-      hold_id: holdId,
+      hold_id: held.hold_id,
       payment_method: 'CARD',
       payment_details: { card_number: cardNumber, exp_month: 12, exp_year: 2030, cvc: '123' },
       ...extra,

@@ -24,22 +24,26 @@ before(async () => {
 after(() => t.close());
 
 async function confirmedBooking(showId: string, seats: string[]) {
-  const held = await hold(t.app, showId, seats);
+  const held = await hold(t, showId, seats);
   assert.equal(held.statusCode, 201, held.body);
-  const booked = await book(t.app, held.json().hold_id, TEST_CARDS.success);
+  const booked = await book(t, held.json(), TEST_CARDS.success);
   assert.equal(booked.statusCode, 201, booked.body);
   return booked.json();
 }
 
-function cancel(id: string, userId: string, acceptNoRefund?: boolean) {
+/** `userId` cancels a booking with their token (`body`: what else the request says). */
+function cancel(id: string, userId: string, body: { accept_no_refund?: boolean; user_id?: string } = {}) {
   return t.app.inject({
     method: 'POST',
     url: `/api/v1/bookings/${id}/cancel`,
-    payload: {
-      user_id: userId,
-      ...(acceptNoRefund === undefined ? {} : { accept_no_refund: acceptNoRefund }),
-    },
+    headers: t.asUser(userId),
+    payload: body,
   });
+}
+
+/** A booking's status as the admin sees it. */
+async function statusOf(id: string) {
+  return (await t.app.inject({ url: `/api/v1/bookings/${id}`, headers: t.asAdmin })).json().status;
 }
 
 describe('POST /api/v1/bookings/{id}/cancel', () => {
@@ -55,14 +59,17 @@ describe('POST /api/v1/bookings/{id}/cancel', () => {
     assert.equal((await payments.get(booked.payment_id))?.status, 'REFUNDED');
     const seats = await seatStatus(t.app, showId);
     assert.deepEqual([seats.A1, seats.A2], ['AVAILABLE', 'AVAILABLE']);
-    assert.equal((await hold(t.app, showId, ['A1'])).statusCode, 201);
+    assert.equal((await hold(t, showId, ['A1'])).statusCode, 201);
     const told = t.notify.ofType('booking_cancelled').find((n) => n.data.booking_id === booked.booking_id);
     assert.ok(told);
     for (const variable of BOOKING_NOTIFICATION_TYPES.booking_cancelled)
       assert.ok(told.data[variable] !== undefined);
     const refund = t.notify.ofType('refund_update').find((n) => n.data.booking_id === booked.booking_id);
     assert.equal(refund?.data.refund_status, 'COMPLETED');
-    const ticket = await t.app.inject(`/api/v1/tickets/${booked.ticket_token}`);
+    const ticket = await t.app.inject({
+      url: `/api/v1/tickets/${booked.ticket_token}`,
+      headers: t.asOperator,
+    });
     assert.equal(ticket.json().valid, false);
     assertProblem(await cancel(booked.booking_id, booked.user_id), 409, 'booking_not_cancellable');
   });
@@ -76,8 +83,8 @@ describe('POST /api/v1/bookings/{id}/cancel', () => {
       'refund_cutoff_passed',
     );
     assert.ok(refused.refund_cutoff);
-    assert.equal((await t.app.inject(`/api/v1/bookings/${booked.booking_id}`)).json().status, 'CONFIRMED');
-    const response = await cancel(booked.booking_id, booked.user_id, true);
+    assert.equal(await statusOf(booked.booking_id), 'CONFIRMED');
+    const response = await cancel(booked.booking_id, booked.user_id, { accept_no_refund: true });
     assert.equal(response.statusCode, 200, response.body);
     assert.equal(response.json().status, 'CANCELLED');
     assert.equal(response.json().refund, null);
@@ -91,8 +98,47 @@ describe('POST /api/v1/bookings/{id}/cancel', () => {
     assertProblem(await cancel(booked.booking_id, randomUUID()), 404, 'booking_not_found');
     assertProblem(await cancel(randomUUID(), booked.user_id), 404, 'booking_not_found');
     t.clock.advance(2 * 3_600_000);
-    assertProblem(await cancel(booked.booking_id, booked.user_id, true), 409, 'booking_not_cancellable');
-    assert.equal((await t.app.inject(`/api/v1/bookings/${booked.booking_id}`)).json().status, 'CONFIRMED');
+    assertProblem(
+      await cancel(booked.booking_id, booked.user_id, { accept_no_refund: true }),
+      409,
+      'booking_not_cancellable',
+    );
+    assert.equal(await statusOf(booked.booking_id), 'CONFIRMED');
+  });
+});
+
+describe('who may cancel a booking', () => {
+  test("the token's user, without naming themselves; a body user_id naming someone else is 403", async () => {
+    const { showId } = await seedShow(t, { inMs: 2 * 86_400_000 });
+    const booked = await confirmedBooking(showId, ['A1']);
+    const other = randomUUID();
+    assertProblem(await cancel(booked.booking_id, booked.user_id, { user_id: other }), 403, 'forbidden');
+    assert.equal(await statusOf(booked.booking_id), 'CONFIRMED');
+    // Their own id in the body is still accepted, as before the token decided.
+    const response = await cancel(booked.booking_id, booked.user_id, {
+      user_id: booked.user_id.toUpperCase(),
+    });
+    assert.equal(response.statusCode, 200, response.body);
+    assert.equal(response.json().status, 'CANCELLED');
+  });
+
+  test('without a token 401; the admin cancels any booking (the booker is told the venue did)', async () => {
+    const { showId } = await seedShow(t, { inMs: 2 * 86_400_000 });
+    const booked = await confirmedBooking(showId, ['B1']);
+    const url = `/api/v1/bookings/${booked.booking_id}/cancel`;
+    assertProblem(await t.app.inject({ method: 'POST', url, payload: {} }), 401, 'unauthorized');
+    assertProblem(
+      await t.app.inject({ method: 'POST', url, headers: t.asOperator, payload: {} }),
+      401,
+      'unauthorized',
+    );
+    assert.equal(await statusOf(booked.booking_id), 'CONFIRMED');
+    const response = await t.app.inject({ method: 'POST', url, headers: t.asAdmin, payload: {} });
+    assert.equal(response.statusCode, 200, response.body);
+    assert.equal(response.json().status, 'CANCELLED');
+    assert.deepEqual(response.json().refund, { amount: booked.total_paid, status: 'COMPLETED' });
+    const told = t.notify.ofType('booking_cancelled').find((n) => n.data.booking_id === booked.booking_id);
+    assert.match(String(told?.data.reason), /venue/);
   });
 });
 
@@ -101,19 +147,19 @@ describe('POST /api/v1/shows/{id}/cancel (admin)', () => {
     const { showId } = await seedShow(t, { inMs: 86_400_000 });
     const first = await confirmedBooking(showId, ['A1', 'A2']);
     const second = await confirmedBooking(showId, ['D1']);
-    const held = (await hold(t.app, showId, ['E1'])).json();
+    const held = (await hold(t, showId, ['E1'])).json();
 
     assertProblem(
       await t.app.inject({ method: 'POST', url: `/api/v1/shows/${showId}/cancel`, payload: {} }),
       401,
       'unauthorized',
     );
-    assert.equal((await t.app.inject(`/api/v1/bookings/${first.booking_id}`)).json().status, 'CONFIRMED');
+    assert.equal(await statusOf(first.booking_id), 'CONFIRMED');
 
     const response = await t.app.inject({
       method: 'POST',
       url: `/api/v1/shows/${showId}/cancel`,
-      headers: t.admin,
+      headers: t.asAdmin,
       payload: { reason: 'projector broke' },
     });
     assert.equal(response.statusCode, 200, response.body);
@@ -125,7 +171,12 @@ describe('POST /api/v1/shows/{id}/cancel (admin)', () => {
       refund_total: first.total_paid + second.total_paid,
     });
     for (const booked of [first, second]) {
-      const after = (await t.app.inject(`/api/v1/bookings/${booked.booking_id}`)).json();
+      const after = (
+        await t.app.inject({
+          url: `/api/v1/bookings/${booked.booking_id}`,
+          headers: t.asUser(booked.user_id),
+        })
+      ).json();
       assert.equal(after.status, 'CANCELLED');
       assert.deepEqual(after.refund, { amount: booked.total_paid, status: 'COMPLETED' });
       assert.equal((await payments.get(booked.payment_id))?.status, 'REFUNDED');
@@ -133,19 +184,23 @@ describe('POST /api/v1/shows/{id}/cancel (admin)', () => {
       assert.match(String(told?.data.reason), /projector broke/);
       assert.equal(told?.data.refund_amount, booked.total_paid);
     }
-    assert.equal((await t.app.inject(`/api/v1/holds/${held.hold_id}`)).json().status, 'RELEASED');
-    assertProblem(await book(t.app, held.hold_id, TEST_CARDS.success), 410, 'hold_expired');
+    const released = await t.app.inject({
+      url: `/api/v1/holds/${held.hold_id}`,
+      headers: t.asUser(held.user_id),
+    });
+    assert.equal(released.json().status, 'RELEASED');
+    assertProblem(await book(t, held, TEST_CARDS.success), 410, 'hold_expired');
     assert.equal((await t.app.inject(`/api/v1/shows/${showId}`)).json().status, 'CANCELLED');
     const seats = await seatStatus(t.app, showId);
     assert.ok(
       Object.values(seats).every((status) => status === 'BOOKED'),
       'no seat on sale',
     );
-    assertProblem(await hold(t.app, showId, ['C3']), 410, 'show_cancelled');
+    assertProblem(await hold(t, showId, ['C3']), 410, 'show_cancelled');
     const again = await t.app.inject({
       method: 'POST',
       url: `/api/v1/shows/${showId}/cancel`,
-      headers: t.admin,
+      headers: t.asAdmin,
     });
     assertProblem(again, 410, 'show_cancelled');
   });

@@ -27,8 +27,8 @@ interface Listed {
 test('a confirmed booking reaches the notification service: e-mail queued to the address given at checkout', async (context) => {
   if (skip) return context.skip(skip);
   const { showId } = await seedShow(t);
-  const held = (await hold(t.app, showId, ['A1', 'A2'])).json();
-  const booked = await book(t.app, held.hold_id, TEST_CARDS.success, undefined, {
+  const held = (await hold(t, showId, ['A1', 'A2'])).json();
+  const booked = await book(t, held, TEST_CARDS.success, undefined, {
     contact: { email: 'rahul@example.com' },
   });
   assert.equal(booked.statusCode, 201, booked.body);

@@ -35,19 +35,22 @@ async function freshHold(seats = 2) {
     (_, i) => `${'ABC'[row % 3]}${Math.floor(row / 3) * 2 + i + 1}`,
   );
   row++;
-  const response = await hold(t.app, showId, labels);
+  const response = await hold(t, showId, labels);
   assert.equal(response.statusCode, 201, response.body);
   return response.json() as { hold_id: string; seats: string[]; user_id: string; total_amount: number };
 }
 
-async function booking(id: string) {
-  const response = await t.app.inject(`/api/v1/bookings/${id}`);
+/** A booking as its user reads it. */
+async function booking(id: string, userId: string) {
+  const response = await t.app.inject({ url: `/api/v1/bookings/${id}`, headers: t.asUser(userId) });
   assert.equal(response.statusCode, 200, response.body);
   return response.json();
 }
 
-async function holdStatus(id: string) {
-  return (await t.app.inject(`/api/v1/holds/${id}`)).json().status;
+async function holdStatus(held: { hold_id: string; user_id: string }) {
+  return (
+    await t.app.inject({ url: `/api/v1/holds/${held.hold_id}`, headers: t.asUser(held.user_id) })
+  ).json().status;
 }
 
 /** The sandbox gateway's record of a payment's outstanding charge, as a webhook carries it. */
@@ -71,7 +74,7 @@ async function outstandingCharge(paymentId: string, amountMinor: number) {
 describe('a successful payment', () => {
   test('201 CONFIRMED with the spec fields and a QR code; seats BOOKED; confirmation sent', async () => {
     const held = await freshHold();
-    const response = await book(t.app, held.hold_id, TEST_CARDS.success, randomUUID(), {
+    const response = await book(t, held, TEST_CARDS.success, randomUUID(), {
       contact: { email: 'ana@example.com', phone: '+919800000001' },
     });
     assert.equal(response.statusCode, 201, response.body);
@@ -87,8 +90,8 @@ describe('a successful payment', () => {
     assert.equal((await payments.get(body.payment_id))?.status, 'COMPLETED');
     const seats = await seatStatus(t.app, showId);
     for (const label of held.seats) assert.equal(seats[label], 'BOOKED');
-    assert.equal(await holdStatus(held.hold_id), 'BOOKED');
-    assert.deepEqual(await booking(body.booking_id), body);
+    assert.equal(await holdStatus(held), 'BOOKED');
+    assert.deepEqual(await booking(body.booking_id, held.user_id), body);
     const mine = (
       await t.app.inject({ url: `/api/v1/users/${held.user_id}/bookings`, headers: t.asUser(held.user_id) })
     ).json();
@@ -115,10 +118,14 @@ describe('a successful payment', () => {
       phone: '+919800000001',
     });
 
-    const ticket = await t.app.inject(`/api/v1/tickets/${body.ticket_token}`);
+    const ticket = await t.app.inject({ url: `/api/v1/tickets/${body.ticket_token}`, headers: t.asOperator });
     assert.deepEqual(ticket.json().valid, true);
     const forged = `${body.ticket_token.slice(0, -2)}xx`;
-    assertProblem(await t.app.inject(`/api/v1/tickets/${forged}`), 404, 'booking_not_found');
+    assertProblem(
+      await t.app.inject({ url: `/api/v1/tickets/${forged}`, headers: t.asOperator }),
+      404,
+      'booking_not_found',
+    );
   });
 
   test('the Idempotency-Key is required; a retry replays the answer and charges once; a new body is 422', async () => {
@@ -126,72 +133,81 @@ describe('a successful payment', () => {
     const missing = await t.app.inject({
       method: 'POST',
       url: '/api/v1/bookings',
+      headers: t.asUser(held.user_id),
       payload: { hold_id: held.hold_id, payment_method: 'CARD', payment_details: {} },
     });
     assertProblem(missing, 400, 'validation_failed');
     const key = randomUUID();
-    const first = await book(t.app, held.hold_id, TEST_CARDS.success, key);
-    const again = await book(t.app, held.hold_id, TEST_CARDS.success, key);
+    const first = await book(t, held, TEST_CARDS.success, key);
+    const again = await book(t, held, TEST_CARDS.success, key);
     assert.equal(again.statusCode, 201);
     assert.equal(again.headers['idempotent-replayed'], 'true');
     assert.equal(again.body, first.body);
     const attempts = await payments.listByReference('booking', first.json().booking_id);
     assert.equal(attempts.length, 1);
-    assertProblem(await book(t.app, held.hold_id, TEST_CARDS.declined, key), 422, 'idempotency_key_reused');
+    assertProblem(await book(t, held, TEST_CARDS.declined, key), 422, 'idempotency_key_reused');
+    // Keys are the caller's: the same user's key with another hold is a reused key, not a new request.
+    const mine = (await hold(t, showId, ['E1'], held.user_id)).json();
+    assertProblem(await book(t, mine, TEST_CARDS.success, key), 422, 'idempotency_key_reused');
+    assert.equal(await holdStatus(mine), 'HELD', 'nothing was paid');
     // The same key for another customer's hold is another request, not a replay.
     const other = await freshHold();
-    const theirs = await book(t.app, other.hold_id, TEST_CARDS.success, key);
+    const theirs = await book(t, other, TEST_CARDS.success, key);
     assert.equal(theirs.statusCode, 201, theirs.body);
     assert.notEqual(theirs.json().booking_id, first.json().booking_id);
     // A new key for a booked hold: 409, nothing charged.
-    assertProblem(await book(t.app, held.hold_id, TEST_CARDS.success), 409, 'hold_already_booked');
+    assertProblem(await book(t, held, TEST_CARDS.success), 409, 'hold_already_booked');
     assert.equal((await payments.listByReference('booking', first.json().booking_id)).length, 1);
   });
 
   test('bad card details are 422 and change nothing: the hold stays, a good card then books', async () => {
     const held = await freshHold();
-    const bad = await book(t.app, held.hold_id, '4242424242424241');
+    const bad = await book(t, held, '4242424242424241');
     assertProblem(bad, 422, 'invalid_payment_details');
-    assert.equal(await holdStatus(held.hold_id), 'HELD');
+    assert.equal(await holdStatus(held), 'HELD');
     const { rows } = await sql<{ n: number }>`select count(*)::int as n from booking_bookings
       where hold_id = ${held.hold_id}`.execute(t.adapters.database.db);
     assert.equal(rows[0].n, 0);
-    assert.equal((await book(t.app, held.hold_id, TEST_CARDS.success)).statusCode, 201);
+    assert.equal((await book(t, held, TEST_CARDS.success)).statusCode, 201);
   });
 });
 
 describe('a failed payment', () => {
   test('declined: 402, booking FAILED, hold released and seats bookable; the user is told', async () => {
     const held = await freshHold();
-    const response = await book(t.app, held.hold_id, TEST_CARDS.declined);
+    const response = await book(t, held, TEST_CARDS.declined);
     const body = assertProblem(response, 402, 'payment_declined');
     assert.equal(body.status, 'FAILED');
     assert.equal(body.failure_code, 'card_declined');
-    assert.equal((await booking(body.booking_id)).status, 'FAILED');
-    assert.equal(await holdStatus(held.hold_id), 'RELEASED');
+    assert.equal((await booking(body.booking_id, held.user_id)).status, 'FAILED');
+    assert.equal(await holdStatus(held), 'RELEASED');
     const seats = await seatStatus(t.app, showId);
     for (const label of held.seats) assert.equal(seats[label], 'AVAILABLE');
-    assert.equal((await hold(t.app, showId, held.seats)).statusCode, 201, 'bookable again');
-    assertProblem(await book(t.app, held.hold_id, TEST_CARDS.success), 410, 'hold_expired');
+    assert.equal((await hold(t, showId, held.seats)).statusCode, 201, 'bookable again');
+    assertProblem(await book(t, held, TEST_CARDS.success), 410, 'hold_expired');
     assert.ok(t.notify.ofType('booking_cancelled').some((n) => n.data.booking_id === body.booking_id));
   });
 
   test('paying after the hold expired is 410 and charges nothing (clock)', async () => {
     const held = await freshHold();
     t.clock.advance(10 * 60_000);
-    const response = await book(t.app, held.hold_id, TEST_CARDS.success);
+    const response = await book(t, held, TEST_CARDS.success);
     assertProblem(response, 410, 'hold_expired');
     const { rows } = await sql<{ n: number }>`select count(*)::int as n from booking_bookings
       where hold_id = ${held.hold_id}`.execute(t.adapters.database.db);
     assert.equal(rows[0].n, 0);
-    assertProblem(await book(t.app, randomUUID(), TEST_CARDS.success), 404, 'hold_not_found');
+    assertProblem(
+      await book(t, { hold_id: randomUUID(), user_id: randomUUID() }, TEST_CARDS.success),
+      404,
+      'hold_not_found',
+    );
   });
 });
 
 describe('a payment that does not answer', () => {
   test('202 PENDING; after the payment timeout the booking fails and the seats are released; a late success is refunded', async () => {
     const held = await freshHold();
-    const response = await book(t.app, held.hold_id, TEST_CARDS.noAnswer);
+    const response = await book(t, held, TEST_CARDS.noAnswer);
     assert.equal(response.statusCode, 202, response.body);
     const pending = response.json();
     assert.equal(pending.status, 'PENDING');
@@ -202,38 +218,38 @@ describe('a payment that does not answer', () => {
     assert.equal((await seatStatus(t.app, showId))[held.seats[0]], 'BOOKED');
     t.clock.advance(61_000);
     assert.ok(await t.app.platform.scheduler.runTick('booking.sweep', t.clock.now()));
-    const failed = await booking(pending.booking_id);
+    const failed = await booking(pending.booking_id, held.user_id);
     assert.equal(failed.status, 'FAILED');
     assert.equal(failed.failure_reason, 'payment_timeout');
-    assert.equal(await holdStatus(held.hold_id), 'RELEASED');
+    assert.equal(await holdStatus(held), 'RELEASED');
     assert.equal((await seatStatus(t.app, showId))[held.seats[0]], 'AVAILABLE');
 
     await payments.sandbox.settle(pending.payment_id, 'succeeded');
     assert.equal((await payments.get(pending.payment_id))?.status, 'REFUNDED');
-    assert.equal((await booking(pending.booking_id)).status, 'FAILED');
+    assert.equal((await booking(pending.booking_id, held.user_id)).status, 'FAILED');
     assert.equal((await seatStatus(t.app, showId))[held.seats[0]], 'AVAILABLE');
     assert.ok(t.notify.ofType('refund_update').some((n) => n.data.booking_id === pending.booking_id));
   });
 
   test('a second payment for the same hold (new key after a timeout) books it; the first, succeeding late, is refunded', async () => {
     const held = await freshHold();
-    const first = (await book(t.app, held.hold_id, TEST_CARDS.noAnswer)).json();
+    const first = (await book(t, held, TEST_CARDS.noAnswer)).json();
     assert.equal(first.status, 'PENDING');
-    const second = await book(t.app, held.hold_id, TEST_CARDS.success);
+    const second = await book(t, held, TEST_CARDS.success);
     assert.equal(second.statusCode, 201, second.body);
     assert.equal(second.json().booking_id, first.booking_id);
     assert.notEqual(second.json().payment_id, first.payment_id);
     await payments.sandbox.settle(first.payment_id, 'succeeded');
     assert.equal((await payments.get(first.payment_id))?.status, 'REFUNDED');
     assert.equal((await payments.get(second.json().payment_id))?.status, 'COMPLETED');
-    const final = await booking(first.booking_id);
+    const final = await booking(first.booking_id, held.user_id);
     assert.equal(final.status, 'CONFIRMED');
     assert.equal(final.payment_id, second.json().payment_id);
   });
 
   test('the signed webhook confirms it; a replay is ignored; a bad signature is 401 and changes nothing', async () => {
     const held = await freshHold();
-    const pending = (await book(t.app, held.hold_id, TEST_CARDS.noAnswer)).json();
+    const pending = (await book(t, held, TEST_CARDS.noAnswer)).json();
     const charge = await outstandingCharge(pending.payment_id, Math.round(held.total_amount * 100));
     const event = {
       id: `evt_${randomUUID()}`,
@@ -243,18 +259,18 @@ describe('a payment that does not answer', () => {
     };
     const forged = await postWebhook(t, event, { secret: 'not-the-gateway-secret-at-all' });
     assert.equal(forged.statusCode, 401, forged.body);
-    assert.equal((await booking(pending.booking_id)).status, 'PENDING');
+    assert.equal((await booking(pending.booking_id, held.user_id)).status, 'PENDING');
 
     const delivered = await postWebhook(t, event);
     assert.equal(delivered.statusCode, 200, delivered.body);
-    const confirmed = await booking(pending.booking_id);
+    const confirmed = await booking(pending.booking_id, held.user_id);
     assert.equal(confirmed.status, 'CONFIRMED');
     assert.match(confirmed.qr_code, /^data:image\/png/);
 
     const replay = await postWebhook(t, event);
     assert.equal(replay.statusCode, 200);
     assert.equal(replay.json().duplicate, true);
-    assert.equal((await booking(pending.booking_id)).status, 'CONFIRMED');
+    assert.equal((await booking(pending.booking_id, held.user_id)).status, 'CONFIRMED');
     assert.equal((await payments.get(pending.payment_id))?.status, 'COMPLETED', 'not refunded by the replay');
     assert.equal(
       t.notify.ofType('booking_confirmed').filter((n) => n.data.booking_id === pending.booking_id).length,
@@ -264,32 +280,40 @@ describe('a payment that does not answer', () => {
 
   test('a failure arriving by webhook fails the booking and releases the seats', async () => {
     const held = await freshHold();
-    const pending = (await book(t.app, held.hold_id, TEST_CARDS.noAnswer)).json();
+    const pending = (await book(t, held, TEST_CARDS.noAnswer)).json();
     await payments.sandbox.settle(pending.payment_id, 'failed');
-    assert.equal((await booking(pending.booking_id)).status, 'FAILED');
-    assert.equal(await holdStatus(held.hold_id), 'RELEASED');
+    assert.equal((await booking(pending.booking_id, held.user_id)).status, 'FAILED');
+    assert.equal(await holdStatus(held), 'RELEASED');
     assert.equal((await seatStatus(t.app, showId))[held.seats[0]], 'AVAILABLE');
   });
 });
 
 test('unknown bookings are 404; without the payments module, booking answers 503 and holds still work', async () => {
-  assertProblem(await t.app.inject(`/api/v1/bookings/${randomUUID()}`), 404, 'booking_not_found');
-  assertProblem(await t.app.inject('/api/v1/bookings/nope'), 400, 'validation_failed');
+  const headers = t.asUser(randomUUID());
+  assertProblem(
+    await t.app.inject({ url: `/api/v1/bookings/${randomUUID()}`, headers }),
+    404,
+    'booking_not_found',
+  );
+  assertProblem(await t.app.inject({ url: '/api/v1/bookings/nope', headers }), 400, 'validation_failed');
   const bare = await createTestApp({
     services: ['booking'],
     env: { BOOKING_DEMO: 'false' },
     stubs: { payments: undefined, notify: undefined },
   });
   try {
-    const admin = { 'x-admin-key': bare.config.adminApiKey };
-    const { showId: show } = await seedShow({ ...bare, notify: t.notify, admin });
-    const held = await hold(bare.app, show, ['A1']);
+    const { showId: show } = await seedShow({ ...bare, notify: t.notify });
+    const held = await hold(bare, show, ['A1']);
     assert.equal(held.statusCode, 201, held.body);
-    const response = await book(bare.app, held.json().hold_id, TEST_CARDS.success);
+    const response = await book(bare, held.json(), TEST_CARDS.success);
     const body = assertProblem(response, 503, 'payments_unavailable');
     assert.ok(body.detail);
     assert.equal(response.headers['retry-after'], '30');
-    assert.equal((await bare.app.inject(`/api/v1/holds/${held.json().hold_id}`)).json().status, 'HELD');
+    const after = await bare.app.inject({
+      url: `/api/v1/holds/${held.json().hold_id}`,
+      headers: bare.asAdmin,
+    });
+    assert.equal(after.json().status, 'HELD');
   } finally {
     await bare.close();
   }

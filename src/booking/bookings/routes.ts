@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import type { UserTokens } from '../../platform/auth/user-tokens.ts';
-import { ADMIN, requireAdminKey } from '../admin.ts';
+import { bookingUser, ownerScope } from '../caller.ts';
 import { IdParams, Uuid } from '../catalogue/schemas.ts';
 import {
   Booking,
   BookingCreate,
   BookingList,
+  type CancelBody,
   CancelRequest,
   ShowCancelled,
   ShowCancelRequest,
@@ -15,30 +15,24 @@ import {
 import type { BookingsService } from './service.ts';
 
 const tags = ['booking'];
+const adminTags = ['booking admin'];
 
-export function bookingsRoutes(
-  app: FastifyInstance,
-  bookings: BookingsService,
-  { adminApiKey, userTokens }: { adminApiKey: string; userTokens: UserTokens },
-) {
+export function bookingsRoutes(app: FastifyInstance, bookings: BookingsService) {
   app.post(
     '/api/v1/bookings',
     {
-      // Keys are scoped by hold, so two customers who happen to pick the same key never collide.
-      config: {
-        idempotency: {
-          scope: 'bookings',
-          required: true,
-          principal: (request) => (request.body as { hold_id?: unknown } | undefined)?.hold_id?.toString(),
-        },
-      },
+      // The platform scopes keys by the caller (the user), so two customers who happen to pick
+      // the same key never collide, and one user's key names one request.
+      config: { access: { user: true }, idempotency: { scope: 'bookings', required: true } },
       schema: {
         tags,
         summary: 'Book held seats by paying for them (needs an Idempotency-Key header)',
         description:
+          "The hold must be the token's user's (another user's hold → 404). " +
           '201 CONFIRMED with `qr_code`; 202 PENDING while the payment gateway has not answered (poll ' +
           'GET /api/v1/bookings/{id}); 402 `payment_declined` (booking FAILED, seats released); ' +
-          '410 `hold_expired`. A second successful payment for the same hold is refunded automatically.',
+          '410 `hold_expired`. A second successful payment for the same hold is refunded automatically. ' +
+          'An Idempotency-Key the user already sent with another body → 422 `idempotency_key_reused`.',
         headers: Type.Object({ 'idempotency-key': Type.String({ minLength: 1, maxLength: 255 }) }),
         body: BookingCreate,
         response: { 201: Booking, 202: Booking },
@@ -48,6 +42,7 @@ export function bookingsRoutes(
       const { status, booking } = await bookings.book(
         request.body as BookingCreate,
         request.headers['idempotency-key'] as string,
+        bookingUser(request),
       );
       return reply.code(status).header('location', `/api/v1/bookings/${booking.booking_id}`).send(booking);
     },
@@ -56,60 +51,76 @@ export function bookingsRoutes(
   app.get(
     '/api/v1/bookings/:id',
     {
+      config: { access: { user: true, service: 'booking:read', admin: true } },
       schema: {
         tags,
-        summary: 'A booking (with its QR code once confirmed)',
+        summary: 'A booking (with its ticket QR code once confirmed, for its user)',
+        description:
+          "Its user sees all of it; a service or the admin see it without the ticket (`ticket_token` and `qr_code` null). Another user's booking → 404.",
         params: IdParams,
         response: { 200: Booking },
       },
     },
-    async (request) => bookings.get((request.params as { id: string }).id),
+    async (request) => bookings.get((request.params as { id: string }).id, ownerScope(request)),
   );
 
   app.get(
     '/api/v1/users/:id/bookings',
     {
-      onRequest: userTokens.ownerOnly((request) => (request.params as { id: string }).id.toLowerCase()),
+      config: { access: { user: { param: 'id' }, service: 'booking:read', admin: true } },
       schema: {
         tags,
-        summary: "A user's bookings, newest first (needs that user's token)",
-        description: "401 without a valid `Authorization: Bearer <user token>`; another user's token → 404.",
-        security: [{ userToken: [] }],
+        summary: "A user's bookings, newest first",
+        description:
+          "With that user's own token (another user's token → 404), or by a service or the admin (without tickets).",
         params: Type.Object({ id: Uuid }),
         response: { 200: BookingList },
       },
     },
-    async (request) => ({ bookings: await bookings.forUser((request.params as { id: string }).id) }),
+    async (request) => ({
+      bookings: await bookings.forUser((request.params as { id: string }).id, {
+        ticket: request.caller.kind === 'user',
+      }),
+    }),
   );
 
   app.post(
     '/api/v1/bookings/:id/cancel',
     {
+      config: { access: { user: true, admin: true } },
       schema: {
         tags,
         summary: 'Cancel a confirmed booking (full refund until the cutoff before the show)',
+        description:
+          "The token's user cancels their own booking (another user's → 404; a body `user_id` naming someone else → 403); the admin may cancel any.",
         params: IdParams,
         body: CancelRequest,
         response: { 200: Booking },
       },
     },
-    async (request) =>
-      bookings.cancel(
-        (request.params as { id: string }).id,
-        request.body as { user_id: string; accept_no_refund?: boolean },
-      ),
+    async (request) => {
+      const body = request.body as CancelBody;
+      const byAdmin = request.caller.kind === 'admin';
+      // The admin acts on any booking; a `user_id` they send must still be the booking's.
+      const owner = byAdmin ? body.user_id?.toLowerCase() : bookingUser(request, body.user_id);
+      return bookings.cancel((request.params as { id: string }).id, {
+        owner,
+        byAdmin,
+        accept_no_refund: body.accept_no_refund,
+      });
+    },
   );
 
   app.post(
     '/api/v1/shows/:id/cancel',
     {
+      config: { access: { admin: true } },
       // The body is optional (`curl -X POST` with the admin key is enough).
       preValidation: async (request) => {
         request.body ??= {};
       },
-      onRequest: requireAdminKey(adminApiKey),
       schema: {
-        ...ADMIN,
+        tags: adminTags,
         summary: 'Cancel a show: every booking is refunded in full and every booker notified',
         params: IdParams,
         body: ShowCancelRequest,
@@ -126,6 +137,7 @@ export function bookingsRoutes(
   app.get(
     '/api/v1/tickets/:token',
     {
+      config: { access: { operator: 'booking:door', admin: true } },
       schema: {
         tags,
         summary: "Check a ticket's QR code at the door",

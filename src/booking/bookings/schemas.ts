@@ -84,13 +84,23 @@ export const BookingList = Type.Object({ bookings: Type.Array(Booking) });
 
 export const CancelRequest = Type.Object(
   {
-    user_id: Uuid,
+    user_id: Type.Optional(
+      Type.String({
+        format: 'uuid',
+        description: "No longer needed (the token decides); if sent, it must be the token's user",
+      }),
+    ),
     accept_no_refund: Type.Optional(
       Type.Boolean({ description: 'Needed to cancel after the refund cutoff (no refund is then due)' }),
     ),
   },
   { additionalProperties: false },
 );
+
+export interface CancelBody {
+  user_id?: string;
+  accept_no_refund?: boolean;
+}
 
 export const ShowCancelRequest = Type.Object(
   { reason: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })) },

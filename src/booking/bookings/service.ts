@@ -39,11 +39,19 @@ export function createBookingsService(deps: {
     return found;
   }
 
-  async function toJson(booking: BookingRow, show?: ShowInfo, payment?: PaymentView): Promise<Booking> {
+  /**
+   * The booking as the API shows it. The ticket (token and QR code) only to its user (`ticket`):
+   * whoever holds it gets in, so staff reading a booking do not see it.
+   */
+  async function toJson(
+    booking: BookingRow,
+    options: { ticket: boolean; show?: ShowInfo; payment?: PaymentView },
+  ): Promise<Booking> {
+    const { show, payment } = options;
     const info = show ?? (await catalogue.showInfo(booking.show_id));
     const summary = toShow(info);
     const paid = booking.status === 'CONFIRMED' || booking.status === 'CANCELLED';
-    const valid = booking.status === 'CONFIRMED';
+    const valid = booking.status === 'CONFIRMED' && options.ticket;
     return {
       booking_id: booking.id,
       status: booking.status,
@@ -85,18 +93,19 @@ export function createBookingsService(deps: {
     toJson,
 
     /**
-     * Pays for a hold. 201 CONFIRMED; 202 PENDING while the gateway has not answered (the
-     * outcome arrives by webhook; after `paymentTimeoutMs` the booking fails and the seats go
-     * back on sale); 402 declined (booking FAILED, hold released); 410 hold expired.
+     * `userId` pays for a hold of theirs (another user's is 404). 201 CONFIRMED; 202 PENDING while
+     * the gateway has not answered (the outcome arrives by webhook; after `paymentTimeoutMs` the
+     * booking fails and the seats go back on sale); 402 declined (booking FAILED, hold released);
+     * 410 hold expired.
      */
     async book(
       input: BookingCreate,
       idempotencyKey: string,
+      userId: string,
     ): Promise<{ status: 201 | 202; booking: Booking }> {
       const gateway = payments();
       const now = clock.now();
-      const hold = await seats.findHold(input.hold_id);
-      if (!hold) throw err('hold_not_found');
+      const hold = await seats.findHold(input.hold_id, userId);
       if (hold.status === 'BOOKED') throw err('hold_already_booked', { extras: { hold_id: hold.id } });
       if (hold.status !== 'HELD' || hold.expires_at.getTime() <= now.getTime()) {
         throw err('hold_expired', {
@@ -161,9 +170,11 @@ export function createBookingsService(deps: {
       await settlement.settle(outcome);
       const current = (await repo.find(booking.id))!;
       if (current.status === 'CONFIRMED' || current.status === 'CANCELLED') {
-        return { status: 201, booking: await toJson(current, show) };
+        return { status: 201, booking: await toJson(current, { ticket: true, show }) };
       }
-      if (current.status === 'PENDING') return { status: 202, booking: await toJson(current, show, outcome) };
+      if (current.status === 'PENDING') {
+        return { status: 202, booking: await toJson(current, { ticket: true, show, payment: outcome }) };
+      }
       if (outcome.status === 'FAILED') {
         throw err('payment_declined', {
           detail: outcome.failureMessage ?? 'The card was declined; the seats were released',
@@ -181,26 +192,37 @@ export function createBookingsService(deps: {
       });
     },
 
-    async get(id: string): Promise<Booking> {
+    /** A booking; `owner`: only if it is this user's, with its ticket (staff: any, without). */
+    async get(id: string, owner?: string): Promise<Booking> {
       const booking = await repo.find(id);
-      if (!booking) throw err('booking_not_found');
+      if (!booking || (owner !== undefined && booking.user_id !== owner)) throw err('booking_not_found');
       let payment: PaymentView | undefined;
       if (booking.status === 'PENDING') {
         const attempts = await repo.payments(id);
         const latest = attempts.at(-1);
         if (latest) payment = await deps.payments()?.get(latest.payment_id);
       }
-      return toJson(booking, undefined, payment);
+      return toJson(booking, { ticket: owner !== undefined, payment });
     },
 
-    async forUser(userId: string): Promise<Booking[]> {
-      return Promise.all((await repo.byUser(userId, 100)).map((booking) => toJson(booking)));
+    /** A user's bookings, newest first; with their tickets when the user asks (`ticket`). */
+    async forUser(userId: string, options: { ticket: boolean }): Promise<Booking[]> {
+      const rows = await repo.byUser(userId.toLowerCase(), 100);
+      return Promise.all(rows.map((booking) => toJson(booking, options)));
     },
 
-    /** Before the cutoff: full refund. After it (until the show starts): only with accept_no_refund. */
-    async cancel(id: string, request: { user_id: string; accept_no_refund?: boolean }): Promise<Booking> {
+    /**
+     * Before the cutoff: full refund. After it (until the show starts): only with accept_no_refund.
+     * `owner`: only this user's booking (another's is 404); the admin may cancel any (`byAdmin`).
+     */
+    async cancel(
+      id: string,
+      request: { owner?: string; byAdmin: boolean; accept_no_refund?: boolean },
+    ): Promise<Booking> {
       const booking = await repo.find(id);
-      if (!booking || booking.user_id !== request.user_id.toLowerCase()) throw err('booking_not_found');
+      if (!booking || (request.owner !== undefined && booking.user_id !== request.owner)) {
+        throw err('booking_not_found');
+      }
       if (booking.status !== 'CONFIRMED') {
         throw err(
           'booking_not_cancellable',
@@ -220,14 +242,20 @@ export function createBookingsService(deps: {
         });
       }
       const refundMinor = refundable ? booking.total_minor : 0;
-      const cancelled = await repo.cancel(id, refundMinor, 'cancelled by the customer', now);
+      const reason = request.byAdmin ? 'cancelled by an admin' : 'cancelled by the customer';
+      const cancelled = await repo.cancel(id, refundMinor, reason, now);
       if (!cancelled) throw err('booking_not_cancellable', 'The booking changed meanwhile; reload it');
       await seats.seatsChanged(booking.show_id);
-      await notifier.cancelled(cancelled, show, refundMinor, 'cancelled by you');
+      await notifier.cancelled(
+        cancelled,
+        show,
+        refundMinor,
+        request.byAdmin ? 'cancelled by the venue' : 'cancelled by you',
+      );
       if (refundMinor > 0 && booking.payment_id) {
         await settlement.refund(cancelled, booking.payment_id, refundMinor, 'booking cancelled');
       }
-      return toJson((await repo.find(id))!, show);
+      return toJson((await repo.find(id))!, { ticket: !request.byAdmin, show });
     },
 
     /** Admin: cancels a show, refunds every confirmed booking in full and tells every booker. */

@@ -47,20 +47,20 @@ describe('admin endpoints', () => {
       test_.app,
       '/api/v1/admin/cities',
       { name: 'Kochi', state: 'Kerala' },
-      test_.admin,
+      test_.asAdmin,
     );
     assert.equal(city.timezone, 'Asia/Kolkata');
     const again = await test_.app.inject({
       method: 'POST',
       url: '/api/v1/admin/cities',
-      headers: test_.admin,
+      headers: test_.asAdmin,
       payload: { name: 'kochi' },
     });
     assertProblem(again, 409, 'city_exists');
     const badZone = await test_.app.inject({
       method: 'POST',
       url: '/api/v1/admin/cities',
-      headers: test_.admin,
+      headers: test_.asAdmin,
       payload: { name: 'Atlantis', timezone: 'Mars/Olympus' },
     });
     const body = assertProblem(badZone, 400, 'validation_failed');
@@ -74,7 +74,7 @@ describe('admin endpoints', () => {
     const response = await test_.app.inject({
       method: 'POST',
       url: '/api/v1/admin/movies',
-      headers: test_.admin,
+      headers: test_.asAdmin,
       payload: { title: '', duration_minutes: 0, language: 'English', genres: [], release_date: 'soon' },
     });
     const body = assertProblem(response, 400, 'validation_failed');
@@ -91,7 +91,7 @@ describe('admin endpoints', () => {
         name: 'Layout House',
         screens: [LAYOUT, { ...LAYOUT, screen_number: 2, screen_type: 'IMAX' }],
       },
-      test_.admin,
+      test_.asAdmin,
     );
     assert.equal(theater.total_screens, 2);
     assert.deepEqual(
@@ -103,21 +103,21 @@ describe('admin endpoints', () => {
     const unpriced = await test_.app.inject({
       method: 'POST',
       url: `/api/v1/admin/theaters/${theater.theater_id}/screens`,
-      headers: test_.admin,
+      headers: test_.asAdmin,
       payload: { ...LAYOUT, screen_number: 3, prices: { REGULAR: 100 } },
     });
     assertProblem(unpriced, 400, 'validation_failed');
     const duplicate = await test_.app.inject({
       method: 'POST',
       url: `/api/v1/admin/theaters/${theater.theater_id}/screens`,
-      headers: test_.admin,
+      headers: test_.asAdmin,
       payload: { ...LAYOUT, screen_number: 2 },
     });
     assertProblem(duplicate, 409, 'screen_exists');
     const added = await test_.app.inject({
       method: 'POST',
       url: `/api/v1/admin/theaters/${theater.theater_id}/screens`,
-      headers: test_.admin,
+      headers: test_.asAdmin,
       payload: { ...LAYOUT, screen_number: 3 },
     });
     assert.equal(added.statusCode, 201, added.body);
@@ -125,7 +125,7 @@ describe('admin endpoints', () => {
     const unknownCity = await test_.app.inject({
       method: 'POST',
       url: '/api/v1/admin/theaters',
-      headers: test_.admin,
+      headers: test_.asAdmin,
       payload: { city_id: '01900000-0000-7000-8000-000000000000', name: 'Ghost' },
     });
     assertProblem(unknownCity, 404, 'city_not_found');
@@ -142,7 +142,7 @@ describe('admin endpoints', () => {
     const overlap = await test_.app.inject({
       method: 'POST',
       url: '/api/v1/admin/shows',
-      headers: test_.admin,
+      headers: test_.asAdmin,
       payload: {
         movie_id: seeded.movieId,
         screen_id: seeded.screenId,
@@ -154,14 +154,14 @@ describe('admin endpoints', () => {
     const past = await test_.app.inject({
       method: 'POST',
       url: '/api/v1/admin/shows',
-      headers: test_.admin,
+      headers: test_.asAdmin,
       payload: { movie_id: seeded.movieId, screen_id: seeded.screenId, show_time: '2020-01-01T10:00:00Z' },
     });
     assertProblem(past, 400, 'validation_failed');
     const unknown = await test_.app.inject({
       method: 'POST',
       url: '/api/v1/admin/shows',
-      headers: test_.admin,
+      headers: test_.asAdmin,
       payload: {
         movie_id: seeded.movieId,
         screen_id: '01900000-0000-7000-8000-000000000000',
@@ -233,7 +233,7 @@ describe('reading the catalogue', () => {
     const patched = await test_.app.inject({
       method: 'PATCH',
       url: `/api/v1/admin/movies/${seeded.movieId}`,
-      headers: test_.admin,
+      headers: test_.asAdmin,
       payload: { rating: 9.1 },
     });
     assert.equal(patched.statusCode, 200, patched.body);
@@ -257,7 +257,7 @@ describe('reading the catalogue', () => {
         screen_id: seeded.screenId,
         show_time: new Date(new Date(show.end_time).getTime() + 30 * 60_000).toISOString(),
       },
-      test_.admin,
+      test_.asAdmin,
     );
     const afterCount = (await test_.app.inject(url)).json().movies[0].theaters[0].shows.length;
     assert.equal(afterCount, before + 1);

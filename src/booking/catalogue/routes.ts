@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { ADMIN, requireAdminKey } from '../admin.ts';
 import {
   City,
   CityCreate,
@@ -23,13 +22,15 @@ import {
 import type { CatalogueService } from './service.ts';
 
 const tags = ['booking'];
+const PUBLIC = { access: { public: true as const } };
+const ADMIN = { access: { admin: true as const } };
+const adminTags = ['booking admin'];
 
-export function catalogueRoutes(app: FastifyInstance, catalogue: CatalogueService, adminApiKey: string) {
-  const admin = requireAdminKey(adminApiKey);
-
+export function catalogueRoutes(app: FastifyInstance, catalogue: CatalogueService) {
   app.get(
     '/api/v1/cities',
     {
+      config: PUBLIC,
       schema: { tags, summary: 'List cities', response: { 200: Type.Object({ cities: Type.Array(City) }) } },
     },
     async () => ({ cities: await catalogue.listCities() }),
@@ -38,6 +39,7 @@ export function catalogueRoutes(app: FastifyInstance, catalogue: CatalogueServic
   app.get(
     '/api/v1/cities/:id/shows',
     {
+      config: PUBLIC,
       schema: {
         tags,
         summary: "A city's shows on a local date (default today), grouped by movie and theater",
@@ -58,6 +60,7 @@ export function catalogueRoutes(app: FastifyInstance, catalogue: CatalogueServic
   app.get(
     '/api/v1/movies/:id',
     {
+      config: PUBLIC,
       schema: {
         tags,
         summary: 'A movie',
@@ -77,6 +80,7 @@ export function catalogueRoutes(app: FastifyInstance, catalogue: CatalogueServic
   app.get(
     '/api/v1/movies/:id/shows',
     {
+      config: PUBLIC,
       schema: {
         tags,
         summary: "A movie's shows, by theater (one city and local date, or the coming week)",
@@ -93,21 +97,24 @@ export function catalogueRoutes(app: FastifyInstance, catalogue: CatalogueServic
 
   app.get(
     '/api/v1/theaters/:id',
-    { schema: { tags, summary: 'A theater and its screens', params: IdParams, response: { 200: Theater } } },
+    {
+      config: PUBLIC,
+      schema: { tags, summary: 'A theater and its screens', params: IdParams, response: { 200: Theater } },
+    },
     async (request) => catalogue.getTheater((request.params as { id: string }).id),
   );
 
   app.get(
     '/api/v1/shows/:id',
-    { schema: { tags, summary: 'A show', params: IdParams, response: { 200: Show } } },
+    { config: PUBLIC, schema: { tags, summary: 'A show', params: IdParams, response: { 200: Show } } },
     async (request) => catalogue.getShow((request.params as { id: string }).id),
   );
 
   app.post(
     '/api/v1/admin/cities',
     {
-      onRequest: admin,
-      schema: { ...ADMIN, summary: 'Add a city', body: CityCreate, response: { 201: City } },
+      config: ADMIN,
+      schema: { tags: adminTags, summary: 'Add a city', body: CityCreate, response: { 201: City } },
     },
     async (request, reply) =>
       reply
@@ -120,8 +127,8 @@ export function catalogueRoutes(app: FastifyInstance, catalogue: CatalogueServic
   app.post(
     '/api/v1/admin/movies',
     {
-      onRequest: admin,
-      schema: { ...ADMIN, summary: 'Add a movie', body: MovieCreate, response: { 201: Movie } },
+      config: ADMIN,
+      schema: { tags: adminTags, summary: 'Add a movie', body: MovieCreate, response: { 201: Movie } },
     },
     async (request, reply) => reply.code(201).send(await catalogue.createMovie(request.body as MovieCreate)),
   );
@@ -129,9 +136,9 @@ export function catalogueRoutes(app: FastifyInstance, catalogue: CatalogueServic
   app.patch(
     '/api/v1/admin/movies/:id',
     {
-      onRequest: admin,
+      config: ADMIN,
       schema: {
-        ...ADMIN,
+        tags: adminTags,
         summary: 'Change a movie',
         params: IdParams,
         body: MovieUpdate,
@@ -145,9 +152,9 @@ export function catalogueRoutes(app: FastifyInstance, catalogue: CatalogueServic
   app.post(
     '/api/v1/admin/theaters',
     {
-      onRequest: admin,
+      config: ADMIN,
       schema: {
-        ...ADMIN,
+        tags: adminTags,
         summary: 'Add a theater with its screens and seat layouts',
         body: TheaterCreate,
         response: { 201: Theater },
@@ -160,9 +167,9 @@ export function catalogueRoutes(app: FastifyInstance, catalogue: CatalogueServic
   app.post(
     '/api/v1/admin/theaters/:id/screens',
     {
-      onRequest: admin,
+      config: ADMIN,
       schema: {
-        ...ADMIN,
+        tags: adminTags,
         summary: 'Add a screen with its seat layout',
         params: IdParams,
         body: ScreenCreate,
@@ -178,9 +185,9 @@ export function catalogueRoutes(app: FastifyInstance, catalogue: CatalogueServic
   app.post(
     '/api/v1/admin/shows',
     {
-      onRequest: admin,
+      config: ADMIN,
       schema: {
-        ...ADMIN,
+        tags: adminTags,
         summary: 'Schedule a show (its seat inventory is created with it)',
         body: ShowCreate,
         response: { 201: Show },
@@ -192,9 +199,9 @@ export function catalogueRoutes(app: FastifyInstance, catalogue: CatalogueServic
   app.patch(
     '/api/v1/admin/shows/:id',
     {
-      onRequest: admin,
+      config: ADMIN,
       schema: {
-        ...ADMIN,
+        tags: adminTags,
         summary: 'Mark a show hot (waiting room) or not',
         params: IdParams,
         body: ShowUpdate,

@@ -100,6 +100,7 @@ test('search, pick two seats, hold, pay with the test card, see the QR; another 
     'the QR renders',
   );
   await screenshot(page, 'booking-confirmed-qr');
+  const bookingUrl = page.url();
 
   const other = await newPage();
   await other.goto(showUrl);
@@ -110,6 +111,17 @@ test('search, pick two seats, hold, pay with the test card, see the QR; another 
     assert.ok(await seat.isDisabled());
   }
   await screenshot(other, 'booking-seatmap-seen-by-another');
+
+  // The booking's address alone shows nothing: the other browser is another guest.
+  await other.goto(bookingUrl);
+  await other.locator('#message', { hasText: 'No such booking' }).waitFor();
+  assert.equal(await other.locator('img#qr').isVisible(), false);
+  assert.ok(!(await other.content()).includes('data:image/png'), 'no ticket in the page');
+  const refused = errors.findIndex(
+    (error) => error.startsWith('404 ') && error.includes('/api/v1/bookings/'),
+  );
+  assert.ok(refused >= 0, 'its read of the booking was refused');
+  errors.splice(refused, 1);
 
   await page.goto(`${server.url}/my-bookings`);
   await page.locator('#my-bookings li.card').first().waitFor();
@@ -131,9 +143,12 @@ test('a hot show: the waiting room shows the place in line live and admits when 
   }
   assert.ok(hotShow, 'the demo catalogue has a hot show');
   // Someone else is admitted first and holds the only slot.
-  const first = randomUUID();
+  const first = await api<{ user_id: string; token: string }>('/api/v1/guests', {});
+  const auth = { authorization: `Bearer ${first.token}` };
   const admitted = await api<{ status: string; admission_token: string }>(
-    `/api/v1/shows/${hotShow}/queue?user_id=${first}`,
+    `/api/v1/shows/${hotShow}/queue`,
+    undefined,
+    auth,
   );
   assert.equal(admitted.status, 'ADMITTED');
 
@@ -145,11 +160,11 @@ test('a hot show: the waiting room shows the place in line live and admits when 
   await screenshot(page, 'booking-waiting-room');
 
   // The first one books: the slot goes to the browser, which hears it over SSE.
-  const held = await api<{ hold_id: string }>(`/api/v1/shows/${hotShow}/hold`, {
-    seat_ids: ['A1'],
-    user_id: first,
-    admission_token: admitted.admission_token,
-  });
+  const held = await api<{ hold_id: string }>(
+    `/api/v1/shows/${hotShow}/hold`,
+    { seat_ids: ['A1'], admission_token: admitted.admission_token },
+    auth,
+  );
   const booked = await api<{ status: string }>(
     '/api/v1/bookings',
     {
@@ -157,7 +172,7 @@ test('a hot show: the waiting room shows the place in line live and admits when 
       payment_method: 'CARD',
       payment_details: { card_number: '4242424242424242', exp_month: 12, exp_year: 2030, cvc: '123' },
     },
-    { 'idempotency-key': randomUUID() },
+    { ...auth, 'idempotency-key': randomUUID() },
   );
   assert.equal(booked.status, 'CONFIRMED');
   await page.locator('#go:not([hidden])').waitFor();

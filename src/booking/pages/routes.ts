@@ -2,19 +2,19 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Clock } from '../../platform/clock.ts';
 import { AppError } from '../../platform/errors.ts';
 import { serveStatic } from '../../platform/pages/index.ts';
-import type { BookingsService } from '../bookings/service.ts';
 import type { CatalogueService } from '../catalogue/service.ts';
 import { toShow } from '../catalogue/shapes.ts';
 import type { SearchQuery } from '../search/schemas.ts';
 import type { SearchService } from '../search/service.ts';
-import type { SeatsService } from '../seats/service.ts';
 import type { BookingSettings } from '../settings.ts';
 import { localDate } from '../time.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const STYLES = ['/static/booking/booking.css'];
-const page = { schema: { hide: true } };
+// Guest pages: anyone may open them; what is a user's own (holds, bookings, tickets) their
+// scripts read with the user's token.
+const page = { config: { access: { public: true as const } }, schema: { hide: true } };
 
 /** The booking pages: server-rendered, with small client modules for the interactive parts. */
 export function pageRoutes(
@@ -22,13 +22,11 @@ export function pageRoutes(
   deps: {
     catalogue: CatalogueService;
     search: SearchService;
-    seats: SeatsService;
-    bookings: BookingsService;
     settings: BookingSettings;
     clock: Clock;
   },
 ) {
-  const { catalogue, search, bookings, settings, clock } = deps;
+  const { catalogue, search, settings, clock } = deps;
   serveStatic(app, 'booking', new URL('./static/', import.meta.url));
 
   const notFound = (reply: FastifyReply, what: string) =>
@@ -127,14 +125,13 @@ export function pageRoutes(
     });
   });
 
+  // A shell: the booking is its user's, so booking.js reads it with the user's token.
   app.get('/bookings/:id', page, async (request, reply) => {
     const { id } = request.params as { id: string };
     if (!UUID.test(id)) return notFound(reply, 'booking');
-    const booking = await bookings.get(id).catch(unlessNotFound);
-    if (!booking) return notFound(reply, 'booking');
     return reply.header('cache-control', 'no-store').page('/booking/pages/booking', {
-      title: `Booking ${booking.seats.join(' ')}`,
-      booking,
+      title: 'Booking',
+      bookingId: id.toLowerCase(),
       cutoffHours: settings.refundCutoffMs / 3_600_000,
       styles: STYLES,
       scripts: ['/static/booking/booking.js'],

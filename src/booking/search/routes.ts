@@ -8,6 +8,7 @@ export function searchRoutes(app: FastifyInstance, search: SearchService) {
   app.get(
     '/api/v1/movies',
     {
+      config: { access: { public: true } },
       schema: {
         tags,
         summary: 'Search movies: full-text on title, filters, sort, pages',
@@ -21,6 +22,7 @@ export function searchRoutes(app: FastifyInstance, search: SearchService) {
   app.get(
     '/api/v1/movies/suggest',
     {
+      config: { access: { public: true } },
       schema: {
         tags,
         summary: 'Autocomplete movie titles (tolerates typos)',

@@ -39,14 +39,14 @@ const MOVIES = [
 
 before(async () => {
   t = await bookingTestApp();
-  const mumbai = await post(t.app, '/api/v1/admin/cities', { name: 'Search Mumbai' }, t.admin);
-  const chennai = await post(t.app, '/api/v1/admin/cities', { name: 'Search Chennai' }, t.admin);
+  const mumbai = await post(t.app, '/api/v1/admin/cities', { name: 'Search Mumbai' }, t.asAdmin);
+  const chennai = await post(t.app, '/api/v1/admin/cities', { name: 'Search Chennai' }, t.asAdmin);
   for (const movie of MOVIES) {
     const created = await post(
       t.app,
       '/api/v1/admin/movies',
       { ...movie, rating: movie.rating ?? undefined, duration_minutes: 100 },
-      t.admin,
+      t.asAdmin,
     );
     ids[movie.title] = created.movie_id;
   }
@@ -56,7 +56,7 @@ before(async () => {
         t.app,
         '/api/v1/admin/theaters',
         { city_id: cityId, name: `T ${cityId}`, screens: [LAYOUT] },
-        t.admin,
+        t.asAdmin,
       )
     ).screens[0].screen_id;
   const mumbaiScreen = await screens(mumbai.city_id);
@@ -66,19 +66,19 @@ before(async () => {
     t.app,
     '/api/v1/admin/shows',
     { movie_id: ids['The Dark Knight Rises'], screen_id: mumbaiScreen, show_time: '2026-01-06T13:30:00Z' },
-    t.admin,
+    t.asAdmin,
   );
   await post(
     t.app,
     '/api/v1/admin/shows',
     { movie_id: ids['Interstellar Voyage'], screen_id: mumbaiScreen, show_time: '2026-01-06T18:00:00Z' },
-    t.admin,
+    t.asAdmin,
   );
   await post(
     t.app,
     '/api/v1/admin/shows',
     { movie_id: ids['Knights of the Deccan'], screen_id: chennaiScreen, show_time: '2026-01-07T05:00:00Z' },
-    t.admin,
+    t.asAdmin,
   );
 });
 after(() => t.close());

@@ -15,7 +15,10 @@ let seatIds: Map<string, string>;
 before(async () => {
   t = await bookingTestApp();
   seeded = await seedShow(t);
-  repo = createSeatsRepository(bookingDb(t.adapters.database.db), { unsafeNoArbiter: false });
+  repo = createSeatsRepository(bookingDb(t.adapters.database.db), {
+    unsafeNoArbiter: false,
+    limits: { perShow: 1, perUser: 3 },
+  });
   const { rows } = await sql<{
     id: string;
     label: string;
@@ -113,7 +116,7 @@ describe('hold batches (group commit)', () => {
     assert.equal(await holdOf('B2'), first.id);
     assert.equal(await holdOf('B3'), null);
     assert.equal(await storedHolds([loser.id]), 0);
-    const retry = await hold(t.app, seeded.showId, ['B3']);
+    const retry = await hold(t, seeded.showId, ['B3']);
     assert.equal(retry.statusCode, 201, retry.body);
   });
 

@@ -26,6 +26,8 @@ export function createHoldBatcher(
         new Date(Math.max(...inputs.map((input) => input.now.getTime()))),
       ),
     kind: ({ hold }) => hold.show_id,
+    // A user whose holds changed while the batch counted them is decided alone, after it.
+    retry: (result) => result.retry === true,
     maxBatch: options.maxBatch ?? 100,
     maxInFlight: options.maxInFlight,
   });

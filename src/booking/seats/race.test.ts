@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomInt, randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import pg from 'pg';
+import { createUserTokens } from '../../platform/auth/user-tokens.ts';
 import { dropNamespace, realServices, uniqueName } from '../../platform/testing.ts';
 import { type RunningServer, startServer } from '../../platform/testing-browser.ts';
 
@@ -14,6 +15,8 @@ import { type RunningServer, startServer } from '../../platform/testing-browser.
  */
 const skip = realServices.databaseUrl ? false : 'needs TEST_DATABASE_URL (a real PostgreSQL)';
 const ADMIN_KEY = 'race-test-admin-key';
+const SECRET = 'race-test-app-secret-0123456789';
+const tokens = createUserTokens(SECRET);
 const REQUESTS = 200;
 const ROWS = ['A', 'B', 'C', 'D', 'E'];
 const PER_ROW = 8;
@@ -33,6 +36,9 @@ async function race(env: Record<string, string>): Promise<RaceResult> {
     NAMESPACE: namespace,
     BOOKING_DEMO: 'false',
     ADMIN_API_KEY: ADMIN_KEY,
+    APP_SECRET: SECRET,
+    // Every hold comes from this one address, each by a user of its own.
+    BOOKING_RATE_HOLD: '1000000/60',
     ...env,
   };
   let servers: RunningServer[] = [];
@@ -52,8 +58,11 @@ async function race(env: Record<string, string>): Promise<RaceResult> {
       seatSets.map(async (seats, index) => {
         const response = await fetch(`${servers[index % 2].url}/api/v1/shows/${showId}/hold`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ seat_ids: seats, user_id: randomUUID() }),
+          headers: {
+            'content-type': 'application/json',
+            authorization: `Bearer ${tokens.issue(randomUUID())}`,
+          },
+          body: JSON.stringify({ seat_ids: seats }),
         });
         const body = (await response.json()) as { hold_id: string; seats: string[] };
         return { seats, status: response.status, body };

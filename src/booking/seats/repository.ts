@@ -32,6 +32,23 @@ export interface ClaimResult {
   /** Seat ids it could not claim, with when their hold ends (Infinity when booked or closed). */
   taken: { id: string; until: number }[];
   closed: boolean;
+  /** Refused, seats aside: the user already has as many live holds as the caps allow. */
+  limit?: LiveHolds;
+  /** Undecided: the user's holds changed while a batch counted them; `claimSeats` decides it alone. */
+  retry?: boolean;
+}
+
+/** The caps on a user's live holds (HELD and not expired): on one show, and over all shows. */
+export interface HoldLimits {
+  perShow: number;
+  perUser: number;
+}
+
+/** A user's live holds as a claim counted them, oldest first. */
+export interface LiveHolds {
+  onShow: number;
+  total: number;
+  holds: { id: string; show_id: string }[];
 }
 
 export interface SeatStateRow {
@@ -43,7 +60,88 @@ export interface SeatStateRow {
 const HOLD_COLUMNS = sql`id, show_id, user_id, seat_ids::text[] as seat_ids, seats, total_minor::int8 as total_minor,
   status, expires_at, created_at, released_at, release_reason`;
 
-export function createSeatsRepository(db: BookingDb, options: { unsafeNoArbiter: boolean }) {
+/** Concurrent holds of one user that keep changing under a claim: after this many tries, it is refused. */
+const MAX_STALE_CLAIMS = 5;
+
+export function createSeatsRepository(
+  db: BookingDb,
+  options: { unsafeNoArbiter: boolean; limits: HoldLimits },
+) {
+  const { perShow, perUser } = options.limits;
+
+  /** One try of `claimSeats`; 'stale' when another hold of the user committed under it. */
+  async function claimOnce(hold: NewHold, now: Date): Promise<ClaimResult | 'stale'> {
+    const { rows } = await sql<{
+      ok: boolean;
+      allowed: boolean;
+      locked: boolean;
+      live: LiveRow;
+      taken: TakenRow[];
+    }>`
+      with settings as (select set_config('synchronous_commit', 'off', true)),
+      seen as (
+        select coalesce((select version from booking_hold_users where user_id = ${hold.user_id}), 0) as version
+      ),
+      live as (${liveHolds(sql`${hold.user_id}::uuid`, hold.show_id, now)}),
+      allowed as (select on_show < ${perShow} and total < ${perUser} as ok from live),
+      wanted as (
+        select seat_id from booking_show_seats
+        where show_id = ${hold.show_id} and seat_id = any(${hold.seat_ids}::uuid[])
+          and (status = 'AVAILABLE' or (status = 'HELD' and held_until <= ${now}))
+          and (select ok from allowed)
+        order by seat_id
+        for update
+      ),
+      verdict as (
+        select count(*) = ${hold.seat_ids.length} as ok from wanted, settings
+      ),
+      counted as (
+        insert into booking_hold_users as u (user_id, version)
+        select ${hold.user_id}, 1 from verdict where verdict.ok
+        on conflict (user_id) do update set version = u.version + 1
+        returning version
+      ),
+      fresh as (
+        select coalesce((select version from counted) = (select version from seen) + 1, false) as ok
+      ),
+      claimed as (
+        update booking_show_seats ss set status = 'HELD', hold_id = ${hold.id}, held_until = ${hold.expires_at}
+        from verdict, fresh
+        where verdict.ok and fresh.ok and ss.show_id = ${hold.show_id} and ss.seat_id in (select seat_id from wanted)
+        returning ss.seat_id
+      ),
+      inserted as (
+        insert into booking_holds (id, show_id, user_id, seat_ids, seats, total_minor, status, expires_at, created_at)
+        select ${hold.id}, ${hold.show_id}, ${hold.user_id}, ${hold.seat_ids}::uuid[], ${hold.seats}::text[],
+          ${hold.total_minor}, 'HELD', ${hold.expires_at}, ${hold.created_at}
+        from verdict, fresh where verdict.ok and fresh.ok
+        returning id
+      )
+      select coalesce((select ok from verdict), false) and (select ok from fresh)
+          and (select count(*) from claimed) = ${hold.seat_ids.length} and (select count(*) from inserted) = 1 as ok,
+        (select ok from allowed) as allowed,
+        coalesce((select ok from verdict), false) as locked,
+        (select to_jsonb(live) from live) as live,
+        ${takenRows(hold.show_id, hold.seat_ids, sql`(select seat_id from wanted)`)} as taken`.execute(db);
+    const result = rows[0];
+    if (result?.ok) return { taken: [], closed: false };
+    if (result && !result.allowed) return { taken: [], closed: false, limit: liveOf(result.live) };
+    // Every seat locked and the caps passed on a snapshot the user's counter had moved past.
+    if (result?.locked) return 'stale';
+    // Only the seats the claim could not lock are taken: the others were free, and naming them
+    // would have the 409 (and the taken-seat filter) refuse a free seat.
+    const taken = result?.taken ?? [];
+    const notLocked = new Set(taken.map((row) => row.id));
+    const missing = hold.seat_ids.filter((id) => notLocked.has(id));
+    // A refusal with every seat locked cannot happen; should it, refuse them all rather than grant.
+    return takenResult(missing.length > 0 ? missing : hold.seat_ids, taken, now);
+  }
+
+  async function liveHoldsOf(userId: string, showId: string, now: Date): Promise<LiveHolds> {
+    const { rows } = await sql<LiveRow>`${liveHolds(sql`${userId}::uuid`, showId, now)}`.execute(db);
+    return liveOf(rows[0]);
+  }
+
   return {
     async seatStates(showId: string): Promise<SeatStateRow[]> {
       const { rows } = await sql<SeatStateRow>`select seat_id, status, held_until from booking_show_seats
@@ -59,65 +157,49 @@ export function createSeatsRepository(db: BookingDb, options: { unsafeNoArbiter:
      * Only if every requested seat is in `wanted` does the UPDATE claim them all and the hold row
      * get inserted; otherwise nothing is written. Concurrent claims of a seat queue on its row
      * lock, and the loser sees the winner's hold.
+     * The user's caps are counted first (`live`); over a cap, no seat is even locked. The count is
+     * the statement's snapshot, so the user's change counter (`booking_hold_users`) is bumped under
+     * its row lock: if the value it had is not the one the snapshot saw, another hold of this user
+     * committed meanwhile, nothing is written and the statement runs again on a fresh snapshot.
      * Holds commit asynchronously (`synchronous_commit` off for this transaction only): a database
      * crash may forget the last moment's holds, whole (their seats free again), never half of one
      * and never a booking or payment — and it saves the WAL flush that otherwise caps throughput.
-     * Returns the seat ids it could not claim (empty on success).
+     * Returns the seat ids it could not claim (empty on success), or the user's live holds.
      */
     async claimSeats(hold: NewHold, now: Date): Promise<ClaimResult> {
       if (options.unsafeNoArbiter) return claimSeatsUnsafely(db, hold, now);
-      const { rows } = await sql<{ ok: boolean; taken: TakenRow[] }>`
-        with settings as (select set_config('synchronous_commit', 'off', true)),
-        wanted as (
-          select seat_id from booking_show_seats
-          where show_id = ${hold.show_id} and seat_id = any(${hold.seat_ids}::uuid[])
-            and (status = 'AVAILABLE' or (status = 'HELD' and held_until <= ${now}))
-          order by seat_id
-          for update
-        ),
-        verdict as (
-          select count(*) = ${hold.seat_ids.length} as ok from wanted, settings
-        ),
-        claimed as (
-          update booking_show_seats ss set status = 'HELD', hold_id = ${hold.id}, held_until = ${hold.expires_at}
-          from verdict
-          where verdict.ok and ss.show_id = ${hold.show_id} and ss.seat_id in (select seat_id from wanted)
-          returning ss.seat_id
-        ),
-        inserted as (
-          insert into booking_holds (id, show_id, user_id, seat_ids, seats, total_minor, status, expires_at, created_at)
-          select ${hold.id}, ${hold.show_id}, ${hold.user_id}, ${hold.seat_ids}::uuid[], ${hold.seats}::text[],
-            ${hold.total_minor}, 'HELD', ${hold.expires_at}, ${hold.created_at}
-          from verdict where verdict.ok
-          returning id
-        )
-        select coalesce((select ok from verdict), false) and (select count(*) from claimed) = ${hold.seat_ids.length}
-            and (select count(*) from inserted) = 1 as ok,
-          ${takenRows(hold.show_id, hold.seat_ids, sql`(select seat_id from wanted)`)} as taken`.execute(db);
-      const result = rows[0];
-      if (result?.ok) return { taken: [], closed: false };
-      // Only the seats the claim could not lock are taken: the others were free, and naming them
-      // would have the 409 (and the taken-seat filter) refuse a free seat.
-      const taken = result?.taken ?? [];
-      const notLocked = new Set(taken.map((row) => row.id));
-      const missing = hold.seat_ids.filter((id) => notLocked.has(id));
-      // A refusal with every seat locked cannot happen; should it, refuse them all rather than grant.
-      return takenResult(missing.length > 0 ? missing : hold.seat_ids, taken, now);
+      for (let attempt = 1; ; attempt++) {
+        const result = await claimOnce(hold, now);
+        if (result !== 'stale') return result;
+        if (attempt === MAX_STALE_CLAIMS) {
+          return { taken: [], closed: false, limit: await liveHoldsOf(hold.user_id, hold.show_id, now) };
+        }
+      }
     },
 
     /**
      * Several holds of one show in one transaction and one commit (group commit, `hold-batch.ts`).
      * The free-looking rows of all their seats are locked in seat order, as `claimSeats` does, then
-     * the holds are decided in arrival order, each all or nothing: a hold is granted when every
-     * seat of it is locked (free) and not granted to an earlier hold of the batch; the granted
-     * ones are written in one statement. Each result is what `claimSeats` would have answered.
+     * the holds are decided in arrival order, each all or nothing (`decideBatch`): within its
+     * user's caps, a hold is granted when every seat of it is locked (free) and not granted to an
+     * earlier hold of the batch; the granted ones are written in one statement. Each result is
+     * what `claimSeats` would have answered, or `retry` for `claimSeats` to decide.
      */
     async claimMany(holds: NewHold[], now: Date): Promise<ClaimResult[]> {
       const showId = holds[0].show_id;
       if (holds.some((hold) => hold.show_id !== showId)) throw new Error('claimMany: one show per batch');
       const requested = [...new Set(holds.flatMap((hold) => hold.seat_ids))];
       return db.transaction().execute(async (trx) => {
-        const { rows: locked } = await sql<{ seat_id: string; taken: TakenRow[] | null }>`
+        const users = [...new Set(holds.map((hold) => hold.user_id))].sort();
+        // The users' change counters are bumped (in user order) only once every seat lock is
+        // taken, so a batch waiting for seats holds no user's row; a counter that moved past
+        // the snapshot's value means that user's count is stale, and their holds are left
+        // undecided here (`retry`).
+        const { rows: locked } = await sql<{
+          seat_id: string;
+          taken: TakenRow[] | null;
+          users: (LiveRow & { user_id: string; fresh: boolean })[] | null;
+        }>`
           with settings as (select set_config('synchronous_commit', 'off', true)),
           wanted as (
             select seat_id from booking_show_seats
@@ -125,40 +207,38 @@ export function createSeatsRepository(db: BookingDb, options: { unsafeNoArbiter:
               and (status = 'AVAILABLE' or (status = 'HELD' and held_until <= ${now}))
             order by seat_id
             for update
+          ),
+          users as (
+            select u.user_id, coalesce(v.version, 0) as version, l.on_show, l.total, l.holds
+            from unnest(${users}::uuid[]) as u(user_id)
+              left join booking_hold_users v on v.user_id = u.user_id
+              cross join lateral (${liveHolds(sql`u.user_id`, showId, now)}) l
+          ),
+          counted as (
+            insert into booking_hold_users as b (user_id, version)
+            select user_id, 1 from users where (select count(*) from wanted) >= 0 order by user_id
+            on conflict (user_id) do update set version = b.version + 1
+            returning user_id, version
           )
-          select seat_id::text as seat_id, null::jsonb as taken from wanted
+          select seat_id::text as seat_id, null::jsonb as taken, null::jsonb as users from wanted
           union all
-          select null::text, ${takenRows(showId, requested, sql`(select seat_id from wanted)`)} from settings`.execute(
-          trx,
-        );
+          select null::text, ${takenRows(showId, requested, sql`(select seat_id from wanted)`)},
+            (select jsonb_agg(jsonb_build_object('user_id', u.user_id, 'fresh', c.version = u.version + 1,
+                'on_show', u.on_show, 'total', u.total, 'holds', u.holds))
+              from users u join counted c on c.user_id = u.user_id)
+          from settings`.execute(trx);
         const free = new Set<string>();
         let taken: TakenRow[] = [];
+        const counts = new Map<string, UserCount>();
         for (const row of locked) {
           if (row.seat_id) free.add(row.seat_id);
-          else taken = row.taken ?? [];
-        }
-        const results: ClaimResult[] = [];
-        const granted: NewHold[] = [];
-        const grantedUntil = new Map<string, number>();
-        for (const hold of holds) {
-          if (hold.seat_ids.every((id) => free.has(id) && !grantedUntil.has(id))) {
-            for (const id of hold.seat_ids) grantedUntil.set(id, hold.expires_at.getTime());
-            granted.push(hold);
-            results.push({ taken: [], closed: false });
-          } else {
-            // Taken in the table, or by an earlier hold of this batch.
-            const result = takenResult(
-              hold.seat_ids.filter((id) => !free.has(id)),
-              taken,
-              now,
-            );
-            for (const id of hold.seat_ids) {
-              const until = grantedUntil.get(id);
-              if (until !== undefined) result.taken.push({ id, until });
-            }
-            results.push(result);
+          else {
+            taken = row.taken ?? [];
+            for (const user of row.users ?? [])
+              counts.set(user.user_id, { fresh: user.fresh, ...liveOf(user) });
           }
         }
+        const { results, granted } = decideBatch(holds, { free, taken, counts, limits: options.limits, now });
         if (granted.length > 0) {
           const seats = granted.flatMap((hold) => hold.seat_ids.map((id) => ({ id, hold })));
           const { rows } = await sql<{ claimed: number; inserted: number }>`
@@ -284,6 +364,84 @@ export function createSeatsRepository(db: BookingDb, options: { unsafeNoArbiter:
       return rows[0];
     },
   };
+}
+
+/** A user's live holds as a batch counted them; `fresh`: no other hold of theirs committed meanwhile. */
+interface UserCount extends LiveHolds {
+  fresh: boolean;
+}
+
+/**
+ * The decisions of a batch, in arrival order, each all or nothing: a hold whose user's count is
+ * stale is left undecided; one past its user's caps (counting the batch's earlier grants) is
+ * refused; otherwise it is granted when every seat of it is locked (free) and not granted to an
+ * earlier hold of the batch.
+ */
+function decideBatch(
+  holds: NewHold[],
+  state: {
+    free: Set<string>;
+    taken: TakenRow[];
+    counts: Map<string, UserCount>;
+    limits: HoldLimits;
+    now: Date;
+  },
+): { results: ClaimResult[]; granted: NewHold[] } {
+  const { free, taken, counts, limits, now } = state;
+  const results: ClaimResult[] = [];
+  const granted: NewHold[] = [];
+  const grantedUntil = new Map<string, number>();
+  for (const hold of holds) {
+    const user = counts.get(hold.user_id);
+    if (!user?.fresh) {
+      results.push({ taken: [], closed: false, retry: true });
+    } else if (user.onShow >= limits.perShow || user.total >= limits.perUser) {
+      results.push({
+        taken: [],
+        closed: false,
+        limit: { onShow: user.onShow, total: user.total, holds: [...user.holds] },
+      });
+    } else if (hold.seat_ids.every((id) => free.has(id) && !grantedUntil.has(id))) {
+      for (const id of hold.seat_ids) grantedUntil.set(id, hold.expires_at.getTime());
+      granted.push(hold);
+      user.onShow++;
+      user.total++;
+      user.holds.push({ id: hold.id, show_id: hold.show_id });
+      results.push({ taken: [], closed: false });
+    } else {
+      // Taken in the table, or by an earlier hold of this batch.
+      const result = takenResult(
+        hold.seat_ids.filter((id) => !free.has(id)),
+        taken,
+        now,
+      );
+      for (const id of hold.seat_ids) {
+        const until = grantedUntil.get(id);
+        if (until !== undefined) result.taken.push({ id, until });
+      }
+      results.push(result);
+    }
+  }
+  return { results, granted };
+}
+
+/** A user's live holds as SQL returns them. */
+interface LiveRow {
+  on_show: number;
+  total: number;
+  holds: { id: string; show_id: string }[];
+}
+
+/** The live holds (HELD, not expired) of `user` (an SQL expression): on `showId`, in all, and which. */
+function liveHolds(user: RawBuilder<unknown>, showId: string, now: Date) {
+  return sql`select count(*) filter (where h.show_id = ${showId})::int as on_show, count(*)::int as total,
+      coalesce(jsonb_agg(jsonb_build_object('id', h.id, 'show_id', h.show_id) order by h.created_at), '[]'::jsonb) as holds
+    from booking_holds h
+    where h.user_id = ${user} and h.status = 'HELD' and h.expires_at > ${now}`;
+}
+
+function liveOf(row: LiveRow | undefined): LiveHolds {
+  return { onShow: row?.on_show ?? 0, total: row?.total ?? 0, holds: row?.holds ?? [] };
 }
 
 /** A requested seat the claim did not lock, as the statement's snapshot saw it. */

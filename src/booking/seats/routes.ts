@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import { ADMIN, requireAdminKey } from '../admin.ts';
+import type { RateLimiter } from '../../platform/ratelimit/index.ts';
+import { bookingUser, ownerScope, perAddress } from '../caller.ts';
+import type { BookingSettings } from '../settings.ts';
 import { Hold, type HoldRequest, holdRequest, IdParams, Integrity, SeatMap } from './schemas.ts';
 import type { SeatsService } from './service.ts';
 
@@ -8,11 +10,12 @@ const tags = ['booking'];
 export function seatsRoutes(
   app: FastifyInstance,
   seats: SeatsService,
-  options: { maxSeats: number; adminApiKey: string },
+  { settings, limiter }: { settings: BookingSettings; limiter: RateLimiter },
 ) {
   app.get(
     '/api/v1/shows/:id/seats',
     {
+      config: { access: { public: true } },
       schema: {
         tags,
         summary: 'Seats of a show with status and price (held seats show as BOOKED)',
@@ -26,22 +29,32 @@ export function seatsRoutes(
   app.post(
     '/api/v1/shows/:id/hold',
     {
+      config: { access: { user: true } },
+      onRequest: perAddress(limiter, settings.holdRate, 'holds'),
       schema: {
         tags,
-        summary: `Hold up to ${options.maxSeats} seats for 10 minutes, all or nothing`,
+        summary: `Hold up to ${settings.maxSeatsPerHold} seats for 10 minutes, all or nothing`,
         description:
+          'The token decides the user (a body `user_id` naming another user → 403). ' +
           'Any seat taken → 409 `seats_unavailable` with `seats` listing them, and nothing is held. ' +
-          'Hot shows need the admission token from the waiting room (body `admission_token` or header `x-admission-token`).',
+          `A user holds at most ${settings.holdsPerUserShow} live hold(s) per show and ${settings.holdsPerUser} in all: ` +
+          'past either, 409 `hold_limit` with `hold_ids` (book or release one first). ' +
+          'Hot shows need the admission token from the waiting room (body `admission_token` or header `x-admission-token`). ' +
+          'Holds per client address are rate-limited (429).',
         params: IdParams,
-        body: holdRequest(options.maxSeats),
+        body: holdRequest(settings.maxSeatsPerHold),
         response: { 201: Hold },
       },
     },
     async (request, reply) => {
       const body = request.body as HoldRequest;
+      const userId = bookingUser(request, body.user_id);
       const header = request.headers['x-admission-token'];
       const admission_token = body.admission_token ?? (typeof header === 'string' ? header : undefined);
-      const hold = await seats.hold((request.params as { id: string }).id, { ...body, admission_token });
+      const hold = await seats.hold((request.params as { id: string }).id, userId, {
+        ...body,
+        admission_token,
+      });
       return reply.code(201).header('location', `/api/v1/holds/${hold.hold_id}`).send(hold);
     },
   );
@@ -49,35 +62,39 @@ export function seatsRoutes(
   app.get(
     '/api/v1/holds/:id',
     {
+      config: { access: { user: true, admin: true } },
       schema: {
         tags,
         summary: 'A hold and whether it still holds',
+        description: "Another user's hold → 404.",
         params: IdParams,
         response: { 200: Hold },
       },
     },
-    async (request) => seats.getHold((request.params as { id: string }).id),
+    async (request) => seats.getHold((request.params as { id: string }).id, ownerScope(request)),
   );
 
   app.delete(
     '/api/v1/holds/:id',
     {
+      config: { access: { user: true, admin: true } },
       schema: {
         tags,
         summary: 'Release a hold before paying (its seats are free at once)',
+        description: "Another user's hold → 404.",
         params: IdParams,
         response: { 200: Hold },
       },
     },
-    async (request) => seats.releaseHold((request.params as { id: string }).id),
+    async (request) => seats.releaseHold((request.params as { id: string }).id, ownerScope(request)),
   );
 
   app.get(
     '/api/v1/admin/shows/:id/integrity',
     {
-      onRequest: requireAdminKey(options.adminApiKey),
+      config: { access: { admin: true } },
       schema: {
-        ...ADMIN,
+        tags: ['booking admin'],
         summary: 'Audit a show: seats claimed twice (must be 0) and holds missing seats (must be 0)',
         params: IdParams,
         response: { 200: Integrity },

@@ -32,7 +32,12 @@ export function holdRequest(maxSeats: number) {
   return Type.Object(
     {
       seat_ids: Type.Array(SeatLabel, { minItems: 1, maxItems: maxSeats, uniqueItems: true }),
-      user_id: Uuid,
+      user_id: Type.Optional(
+        Type.String({
+          format: 'uuid',
+          description: "Optional: the token decides the user; if sent, it must be the token's user",
+        }),
+      ),
       admission_token: Type.Optional(
         Type.String({ maxLength: 200, description: 'From the waiting room, needed for hot shows' }),
       ),
@@ -42,7 +47,7 @@ export function holdRequest(maxSeats: number) {
 }
 export interface HoldRequest {
   seat_ids: string[];
-  user_id: string;
+  user_id?: string;
   admission_token?: string;
 }
 

@@ -8,7 +8,7 @@ import { err } from '../errors.ts';
 import { fromMinor, seatPrice } from '../money.ts';
 import type { BookingSettings } from '../settings.ts';
 import { createAdmissionCheck } from '../signing.ts';
-import type { ClaimResult, HoldRow, NewHold, SeatsRepository } from './repository.ts';
+import type { ClaimResult, HoldRow, LiveHolds, NewHold, SeatsRepository } from './repository.ts';
 import type { Hold, HoldRequest, SeatMap } from './schemas.ts';
 import type { TakenFilter, TakenSeat } from './taken-filter.ts';
 
@@ -73,6 +73,27 @@ export function createSeatsService(deps: {
     };
   }
 
+  /** 409 `hold_limit`, naming the holds that count against the cap the user reached. */
+  function overLimit(showId: string, live: LiveHolds) {
+    const perShow = live.onShow >= settings.holdsPerUserShow;
+    const max = perShow ? settings.holdsPerUserShow : settings.holdsPerUser;
+    const holds = perShow ? live.holds.filter((held) => held.show_id === showId) : live.holds;
+    const ids = holds.map((held) => held.id);
+    return err('hold_limit', {
+      detail: perShow
+        ? `You already hold seats of this show (at most ${max} hold${max > 1 ? 's' : ''} per show): book or release ${ids.join(', ')} first`
+        : `You already have ${max} live hold${max > 1 ? 's' : ''}: book or release one first`,
+      extras: { limit: perShow ? 'per_show' : 'per_user', max, hold_ids: ids },
+    });
+  }
+
+  /** The hold, if `owner` (a user's own request; undefined: staff) may see it; else 404 as if it did not exist. */
+  async function ownHold(id: string, owner: string | undefined): Promise<HoldRow> {
+    const row = await repo.findHold(id);
+    if (!row || (owner !== undefined && row.user_id !== owner)) throw err('hold_not_found');
+    return row;
+  }
+
   /** A show open for holds: scheduled, not started. */
   function assertOpen(show: ShowInfo, now: Date) {
     if (show.status === 'CANCELLED') throw err('show_cancelled');
@@ -115,19 +136,22 @@ export function createSeatsService(deps: {
       };
     },
 
-    /** All or nothing: every requested seat is held for `holdMs`, or none is and 409 names the taken ones. */
-    async hold(showId: string, request: HoldRequest): Promise<Hold> {
+    /**
+     * All or nothing: every requested seat is held for `holdMs` for `userId`, or none is and 409
+     * names the taken ones; past the user's caps, 409 `hold_limit` names their holds.
+     */
+    async hold(showId: string, userId: string, request: HoldRequest): Promise<Hold> {
       const now = clock.now();
       const show = await catalogue.showInfo(showId);
       assertOpen(show, now);
       if (show.is_hot) {
         const token = request.admission_token;
-        if (!token || !admissionValid(token, showId, request.user_id, now)) {
+        if (!token || !admissionValid(token, showId, userId, now)) {
           throw err('admission_required', {
             detail: token
               ? 'The admission token is not valid for this show and user, or its time is up; join the queue again'
               : 'This show is in high demand: join the waiting room and hold with the admission token it gives you',
-            extras: { queue_url: `/api/v1/shows/${showId}/queue?user_id=${request.user_id}` },
+            extras: { queue_url: `/api/v1/shows/${showId}/queue` },
           });
         }
       }
@@ -161,7 +185,7 @@ export function createSeatsService(deps: {
       const hold = {
         id: uuidv7(),
         show_id: showId,
-        user_id: request.user_id,
+        user_id: userId,
         seat_ids: seatIds,
         seats: labels,
         total_minor: seats.reduce(
@@ -173,6 +197,7 @@ export function createSeatsService(deps: {
       };
       const stamp = filter.stamp(showId);
       const claim = await claimSeats(hold, now);
+      if (claim.limit) throw overLimit(showId, claim.limit);
       filter.remember(
         showId,
         claim.taken.length > 0
@@ -191,18 +216,17 @@ export function createSeatsService(deps: {
       return toHold({ ...hold, status: 'HELD', released_at: null, release_reason: null }, now);
     },
 
-    async getHold(id: string): Promise<Hold> {
-      const row = await repo.findHold(id);
-      if (!row) throw err('hold_not_found');
-      return toHold(row, clock.now());
+    /** A hold; `owner`: only if it is this user's (staff see every hold). */
+    async getHold(id: string, owner?: string): Promise<Hold> {
+      return toHold(await ownHold(id, owner), clock.now());
     },
 
-    async findHold(id: string): Promise<HoldRow | undefined> {
-      return repo.findHold(id);
-    },
+    /** The hold, if `owner` holds it (404 `hold_not_found` otherwise). */
+    findHold: ownHold,
 
-    /** The user lets the seats go before paying. */
-    async releaseHold(id: string, reason = 'released by user'): Promise<Hold> {
+    /** The user (or staff) lets the seats go before paying. */
+    async releaseHold(id: string, owner?: string, reason = 'released by user'): Promise<Hold> {
+      await ownHold(id, owner);
       const released = await repo.releaseHold(id, reason, clock.now());
       const row = await repo.findHold(id);
       if (!row) throw err('hold_not_found');

@@ -17,8 +17,9 @@ before(async () => {
 });
 after(() => t.close());
 
+/** `userId` joins (or asks about) the show's waiting room with their token. */
 async function queue(showId: string, userId: string) {
-  const response = await t.app.inject(`/api/v1/shows/${showId}/queue?user_id=${userId}`);
+  const response = await t.app.inject({ url: `/api/v1/shows/${showId}/queue`, headers: t.asUser(userId) });
   assert.equal(response.statusCode, 200, response.body);
   return response.json();
 }
@@ -26,11 +27,12 @@ async function queue(showId: string, userId: string) {
 /** Reads Server-Sent Events from a real connection until `until` returns true. */
 async function readEvents(
   url: string,
+  headers: Record<string, string>,
   until: (events: { event: string; data: QueueStatus }[]) => boolean,
   act?: () => Promise<void>,
 ) {
   const controller = new AbortController();
-  const response = await fetch(url, { signal: controller.signal });
+  const response = await fetch(url, { headers, signal: controller.signal });
   assert.equal(response.status, 200);
   assert.match(String(response.headers.get('content-type')), /text\/event-stream/);
   const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
@@ -75,13 +77,10 @@ describe('the waiting room of a hot show', () => {
 
   test('holding seats of a hot show needs an admission token (403 with the queue to join)', async () => {
     const user = randomUUID();
-    const body = assertProblem(await hold(t.app, hotShow, ['A1'], user), 403, 'admission_required');
-    assert.equal(body.queue_url, `/api/v1/shows/${hotShow}/queue?user_id=${user}`);
-    assertProblem(
-      await hold(t.app, hotShow, ['A1'], user, '99999999999999.forged'),
-      403,
-      'admission_required',
-    );
+    const body = assertProblem(await hold(t, hotShow, ['A1'], user), 403, 'admission_required');
+    // The token says who joins: the queue's address names nobody.
+    assert.equal(body.queue_url, `/api/v1/shows/${hotShow}/queue`);
+    assertProblem(await hold(t, hotShow, ['A1'], user, '99999999999999.forged'), 403, 'admission_required');
   });
 
   test('100 are admitted at a time: the first 100 get a token, the next wait with position and estimated wait', async () => {
@@ -107,22 +106,25 @@ describe('the waiting room of a hot show', () => {
     const admitted = await queue(hotShow, users[0]);
     assert.equal((await queue(hotShow, users[0])).admission_token, admitted.admission_token, 'stable');
     assertProblem(
-      await hold(t.app, hotShow, ['A1'], users[1], admitted.admission_token),
+      await hold(t, hotShow, ['A1'], users[1], admitted.admission_token),
       403,
       'admission_required',
     );
     const { showId: otherHot } = await seedShow(t, { hot: true });
     assertProblem(
-      await hold(t.app, otherHot, ['A1'], users[0], admitted.admission_token),
+      await hold(t, otherHot, ['A1'], users[0], admitted.admission_token),
       403,
       'admission_required',
     );
-    const held = await hold(t.app, hotShow, ['A1', 'A2'], users[0], admitted.admission_token);
+    const held = await hold(t, hotShow, ['A1', 'A2'], users[0], admitted.admission_token);
     assert.equal(held.statusCode, 201, held.body);
     const header = await t.app.inject({
       method: 'POST',
       url: `/api/v1/shows/${hotShow}/hold`,
-      headers: { 'x-admission-token': (await queue(hotShow, users[2])).admission_token },
+      headers: {
+        ...t.asUser(users[2]),
+        'x-admission-token': (await queue(hotShow, users[2])).admission_token,
+      },
       payload: { seat_ids: ['A3'], user_id: users[2] },
     });
     assert.equal(header.statusCode, 201, header.body);
@@ -131,14 +133,15 @@ describe('the waiting room of a hot show', () => {
   test('booking frees the slot: the first in line is admitted and told over SSE', async () => {
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const address = t.app.server.address() as { port: number };
-    const url = `http://127.0.0.1:${address.port}/api/v1/shows/${hotShow}/queue/events?user_id=${users[100]}`;
+    const url = `http://127.0.0.1:${address.port}/api/v1/shows/${hotShow}/queue/events`;
     const token = (await queue(hotShow, users[3])).admission_token;
     const events = await readEvents(
       url,
+      t.asUser(users[100]),
       (seen) => seen.some((e) => e.event === 'admitted'),
       async () => {
-        const held = (await hold(t.app, hotShow, ['B1'], users[3], token)).json();
-        assert.equal((await book(t.app, held.hold_id, TEST_CARDS.success)).statusCode, 201);
+        const held = (await hold(t, hotShow, ['B1'], users[3], token)).json();
+        assert.equal((await book(t, held, TEST_CARDS.success)).statusCode, 201);
       },
     );
     assert.equal(events[0].event, 'position');
@@ -160,29 +163,29 @@ describe('the waiting room of a hot show', () => {
     // 150 joined; 101 were admitted (user 3 booked and user 100 took the slot); the other 49 now.
     assert.deepEqual(rows[0], { live: 49, waiting: 0 });
     assert.equal((await queue(hotShow, users[149])).status, 'ADMITTED');
-    assertProblem(await hold(t.app, hotShow, ['C1'], users[5], oldToken), 403, 'admission_required');
+    assertProblem(await hold(t, hotShow, ['C1'], users[5], oldToken), 403, 'admission_required');
   });
 
   test('marking a show hot (admin) puts its holds behind the waiting room at once', async () => {
     const { showId } = await seedShow(t);
-    assert.equal((await hold(t.app, showId, ['A1'])).statusCode, 201);
+    assert.equal((await hold(t, showId, ['A1'])).statusCode, 201);
     const marked = await t.app.inject({
       method: 'PATCH',
       url: `/api/v1/admin/shows/${showId}`,
-      headers: t.admin,
+      headers: t.asAdmin,
       payload: { is_hot: true },
     });
     assert.equal(marked.statusCode, 200, marked.body);
     assert.equal(marked.json().is_hot, true);
-    assertProblem(await hold(t.app, showId, ['A2']), 403, 'admission_required');
+    assertProblem(await hold(t, showId, ['A2']), 403, 'admission_required');
     const unmarked = await t.app.inject({
       method: 'PATCH',
       url: `/api/v1/admin/shows/${showId}`,
-      headers: t.admin,
+      headers: t.asAdmin,
       payload: { is_hot: false },
     });
     assert.equal(unmarked.json().is_hot, false);
-    assert.equal((await hold(t.app, showId, ['A2'])).statusCode, 201);
+    assert.equal((await hold(t, showId, ['A2'])).statusCode, 201);
     const noKey = await t.app.inject({
       method: 'PATCH',
       url: `/api/v1/admin/shows/${showId}`,
@@ -191,14 +194,20 @@ describe('the waiting room of a hot show', () => {
     assertProblem(noKey, 401, 'unauthorized');
   });
 
-  test('unknown show 404, bad user id 400', async () => {
-    assertProblem(
-      await t.app.inject(`/api/v1/shows/${randomUUID()}/queue?user_id=${randomUUID()}`),
-      404,
-      'show_not_found',
+  test("unknown show 404, bad user id 400, another user's id 403, no token 401", async () => {
+    const user = randomUUID();
+    const ask = (url: string, headers: Record<string, string> = t.asUser(user)) =>
+      t.app.inject({ url, headers });
+    assertProblem(await ask(`/api/v1/shows/${randomUUID()}/queue`), 404, 'show_not_found');
+    assertProblem(await ask(`/api/v1/shows/${hotShow}/queue?user_id=bob`), 400, 'validation_failed');
+    assertProblem(await ask(`/api/v1/shows/${hotShow}/queue?user_id=${randomUUID()}`), 403, 'forbidden');
+    assert.equal(
+      (await ask(`/api/v1/shows/${hotShow}/queue?user_id=${user}`)).statusCode,
+      200,
+      'their own id',
     );
-    assertProblem(await t.app.inject(`/api/v1/shows/${hotShow}/queue?user_id=bob`), 400, 'validation_failed');
-    assertProblem(await t.app.inject(`/api/v1/shows/${hotShow}/queue`), 400, 'validation_failed');
+    assertProblem(await ask(`/api/v1/shows/${hotShow}/queue?user_id=${user}`, {}), 401, 'unauthorized');
+    assertProblem(await ask(`/api/v1/shows/${hotShow}/queue/events`, {}), 401, 'unauthorized');
   });
 });
 

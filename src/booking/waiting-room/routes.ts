@@ -1,5 +1,8 @@
 import type { FastifyInstance } from 'fastify';
+import type { RateLimiter } from '../../platform/ratelimit/index.ts';
+import { bookingUser, perAddress } from '../caller.ts';
 import { IdParams } from '../catalogue/schemas.ts';
+import type { BookingSettings } from '../settings.ts';
 import type { createQueueLive } from './live.ts';
 import { QueueQuery, QueueStatus } from './schemas.ts';
 import type { WaitingRoomService } from './service.ts';
@@ -10,16 +13,25 @@ export function waitingRoomRoutes(
   app: FastifyInstance,
   waitingRoom: WaitingRoomService,
   live: ReturnType<typeof createQueueLive>,
+  { settings, limiter }: { settings: BookingSettings; limiter: RateLimiter },
 ) {
+  // Joins and live streams count against one allowance per client address.
+  const joins = perAddress(limiter, settings.queueRate, 'waiting-room requests');
+  const userOf = (request: Parameters<typeof bookingUser>[0]) =>
+    bookingUser(request, (request.query as { user_id?: string }).user_id);
+
   app.get(
     '/api/v1/shows/:id/queue',
     {
+      config: { access: { user: true } },
+      onRequest: joins,
       schema: {
         tags,
         summary: "Join a hot show's waiting room (or see where you stand)",
         description:
+          'The token decides who joins (a `user_id` naming another user → 403). ' +
           'Returns `{position, estimated_wait}`; once admitted, `admission_token` (valid for 10 minutes) ' +
-          'which the hold request needs. 100 people are admitted at a time.',
+          'which the hold request needs. 100 people are admitted at a time. Rate-limited per client address (429).',
         params: IdParams,
         querystring: QueueQuery,
         response: { 200: QueueStatus },
@@ -27,16 +39,15 @@ export function waitingRoomRoutes(
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
-      return waitingRoom.status(
-        (request.params as { id: string }).id,
-        (request.query as { user_id: string }).user_id,
-      );
+      return waitingRoom.status((request.params as { id: string }).id, userOf(request));
     },
   );
 
   app.get(
     '/api/v1/shows/:id/queue/events',
     {
+      config: { access: { user: true } },
+      onRequest: joins,
       schema: {
         tags,
         summary: 'Live queue position (Server-Sent Events: `position`, then `admitted` with the token)',
@@ -51,12 +62,7 @@ export function waitingRoomRoutes(
       },
     },
     async (request, reply) => {
-      await live.open(
-        request,
-        reply,
-        (request.params as { id: string }).id,
-        (request.query as { user_id: string }).user_id,
-      );
+      await live.open(request, reply, (request.params as { id: string }).id, userOf(request));
     },
   );
 }

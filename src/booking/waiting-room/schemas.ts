@@ -1,7 +1,17 @@
 import { type Static, Type } from 'typebox';
 import { Timestamp, Uuid } from '../catalogue/schemas.ts';
 
-export const QueueQuery = Type.Object({ user_id: Uuid }, { additionalProperties: false });
+export const QueueQuery = Type.Object(
+  {
+    user_id: Type.Optional(
+      Type.String({
+        format: 'uuid',
+        description: "Optional: the token decides the user; if sent, it must be the token's user",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
 export const QueueStatus = Type.Object({
   show_id: Uuid,

@@ -1,37 +1,134 @@
-import { api } from './common.js';
+import { api, identity, money } from './common.js';
 
-/** Booking page: follows a PENDING payment until it settles; cancels a confirmed booking. */
+/**
+ * Booking page: reads the booking with this browser's user token (only its user sees it and its
+ * ticket), follows a PENDING payment until it settles, cancels a confirmed booking.
+ */
 const app = document.getElementById('booking-app');
 const bookingId = app.dataset.bookingId;
 const message = document.getElementById('message');
+const badge = document.getElementById('booking-status');
+const note = document.getElementById('booking-note');
+const cancelButton = document.getElementById('cancel');
+const { token } = await identity();
+const auth = { authorization: `Bearer ${token}` };
 
-if (app.dataset.status === 'PENDING') {
+function say(text, tone = '') {
+  message.textContent = text;
+  message.className = `status ${tone}`;
+}
+
+function link(href, text) {
+  const a = document.createElement('a');
+  a.href = href;
+  a.textContent = text;
+  return a;
+}
+
+function showLine(show) {
+  const when = new Date(show.show_time).toLocaleString('en-GB', {
+    timeZone: show.timezone,
+    weekday: 'long',
+    day: 'numeric',
+    month: 'long',
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+  });
+  const time = document.createElement('time');
+  time.dateTime = show.show_time;
+  time.textContent = when;
+  const line = document.getElementById('booking-show');
+  line.replaceChildren(
+    `${show.theater_name}, ${show.city} · Screen ${show.screen_number} (${show.screen_type})`,
+    document.createElement('br'),
+    time,
+  );
+}
+
+function statusNote(booking) {
+  if (booking.status === 'CONFIRMED') {
+    return [`Free cancellation until ${app.dataset.cutoffHours} h before the show.`];
+  }
+  if (booking.status === 'PENDING') {
+    const parts = ['Waiting for the payment to go through… this page updates by itself.'];
+    // Only the payment module's own pages: never follow a link of another shape.
+    if (booking.payment_url?.startsWith('/')) {
+      parts.push(' Or finish it on the ', link(booking.payment_url, 'payment page'), '.');
+    }
+    return parts;
+  }
+  if (booking.status === 'FAILED') {
+    return [
+      `The booking failed (${booking.failure_reason ?? 'payment failed'}); the seats were released. `,
+      link(`/shows/${booking.show.show_id}`, 'Pick seats again'),
+      '.',
+    ];
+  }
+  const refund = booking.refund
+    ? ` · refund of ${money(booking.refund.amount)} ${booking.currency}: ${booking.refund.status}`
+    : '';
+  return [`Cancelled${refund}.`];
+}
+
+function render(booking) {
+  app.dataset.status = booking.status;
+  badge.textContent = booking.status;
+  badge.className = `badge ${booking.status.toLowerCase()}`;
+  badge.hidden = false;
+  document.getElementById('booking-title').textContent = booking.show.movie_title;
+  document.title = `Booking ${booking.seats.join(' ')} · Four Services`;
+  showLine(booking.show);
+  const seats = document.createElement('strong');
+  seats.textContent = booking.seats.join(', ');
+  document
+    .getElementById('booking-seats')
+    .replaceChildren('Seats ', seats, ` · ${money(booking.total_amount)} ${booking.currency}`);
+  const confirmed = booking.status === 'CONFIRMED' && booking.qr_code;
+  document.getElementById('ticket').hidden = !confirmed;
+  if (confirmed) document.getElementById('qr').src = booking.qr_code;
+  cancelButton.hidden = booking.status !== 'CONFIRMED';
+  note.replaceChildren(...statusNote(booking));
+  app.setAttribute('aria-busy', 'false');
+}
+
+async function load() {
+  const { ok, status, data } = await api('GET', `/api/v1/bookings/${bookingId}`, undefined, auth);
+  if (!ok) {
+    say(
+      status === 404
+        ? 'No such booking among the bookings of this browser.'
+        : (data.detail ?? 'Could not load the booking'),
+      'bad',
+    );
+    app.setAttribute('aria-busy', 'false');
+    return undefined;
+  }
+  say('');
+  render(data);
+  return data;
+}
+
+const booking = await load();
+if (booking?.status === 'PENDING') {
   const started = Date.now();
   const timer = setInterval(async () => {
-    const { ok, data } = await api('GET', `/api/v1/bookings/${bookingId}`);
-    if ((ok && data.status !== 'PENDING') || Date.now() - started > 15 * 60_000) {
-      clearInterval(timer);
-      location.reload();
-    }
+    const current = await load();
+    if ((current && current.status !== 'PENDING') || Date.now() - started > 15 * 60_000) clearInterval(timer);
   }, 2000);
 }
 
-document.getElementById('cancel')?.addEventListener('click', async (event) => {
-  const button = event.currentTarget;
+cancelButton.addEventListener('click', async () => {
   if (!confirm('Cancel this booking?')) return;
-  button.disabled = true;
-  // The booking's page is its capability: whoever holds its link may cancel it.
-  const user = app.dataset.userId;
-  let result = await api('POST', `/api/v1/bookings/${bookingId}/cancel`, { user_id: user });
+  cancelButton.disabled = true;
+  const url = `/api/v1/bookings/${bookingId}/cancel`;
+  let result = await api('POST', url, {}, auth);
   if (result.status === 409 && result.data.code === 'refund_cutoff_passed') {
     if (confirm(`${result.data.detail}\n\nCancel without a refund?`)) {
-      result = await api('POST', `/api/v1/bookings/${bookingId}/cancel`, {
-        user_id: user,
-        accept_no_refund: true,
-      });
+      result = await api('POST', url, { accept_no_refund: true }, auth);
     }
   }
-  if (result.ok) return location.reload();
-  message.textContent = result.data.detail ?? 'Could not cancel the booking';
-  button.disabled = false;
+  cancelButton.disabled = false;
+  if (result.ok) return render(result.data);
+  say(result.data.detail ?? 'Could not cancel the booking', 'bad');
 });

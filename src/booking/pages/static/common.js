@@ -2,7 +2,8 @@
 
 /**
  * This browser's guest identity: a user id and the token proving it (`POST /api/v1/guests`),
- * kept in localStorage. The token is what lets "My bookings" read this user's history.
+ * kept in localStorage. Every call on the user's own things (holds, bookings, the waiting room,
+ * "My bookings") sends the token as `Authorization: Bearer`.
  */
 export async function identity() {
   let user = localStorage.getItem('booking.user_id');
@@ -34,4 +35,36 @@ export function money(amount) {
 
 export function admissionKey(showId) {
   return `booking.admission.${showId}`;
+}
+
+/**
+ * Reads a Server-Sent Events stream with fetch, so it can carry the Authorization header, and
+ * calls `onEvent(name, data)` for each event with JSON data. Resolves when the stream ends (or
+ * `signal` aborts it); rejects when it cannot be opened.
+ */
+export async function readEvents(url, headers, signal, onEvent) {
+  const response = await fetch(url, { headers: { ...headers, accept: 'text/event-stream' }, signal });
+  if (!response.ok || !response.body) throw new Error(`event stream: ${response.status}`);
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  try {
+    while (true) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffer += value;
+      for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        let event = 'message';
+        const data = [];
+        for (const line of block.split('\n')) {
+          if (line.startsWith('event:')) event = line.slice(6).trim();
+          else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+        }
+        if (data.length > 0) onEvent(event, JSON.parse(data.join('\n')));
+      }
+    }
+  } catch (error) {
+    if (!signal.aborted) throw error;
+  }
 }

@@ -1,13 +1,18 @@
-import { admissionKey, api, identity } from './common.js';
+import { admissionKey, api, identity, readEvents } from './common.js';
 
-/** Waiting room: live position over SSE (polling as a fallback); on admission, on to the seat map. */
+/**
+ * Waiting room: live position over SSE (polling as a fallback); on admission, on to the seat map.
+ * The token says who waits, so the stream is read with fetch (EventSource cannot send it).
+ */
 const app = document.getElementById('queue-app');
 const showId = app.dataset.showId;
 const position = document.getElementById('position');
 const wait = document.getElementById('wait');
 const status = document.getElementById('queue-status');
 const go = document.getElementById('go');
-const { user } = await identity();
+const { token } = await identity();
+const auth = { authorization: `Bearer ${token}` };
+const live = new AbortController();
 let done = false;
 
 function show(data) {
@@ -20,7 +25,7 @@ function show(data) {
 function admitted(data) {
   if (done) return;
   done = true;
-  source?.close();
+  live.abort();
   if (data.admission_token) {
     sessionStorage.setItem(
       admissionKey(showId),
@@ -38,12 +43,11 @@ function admitted(data) {
   }, 1200);
 }
 
-let source;
 let polling = false;
 // Polling is the fallback for when the event stream cannot be had (or is cut by a proxy).
 async function poll() {
   if (done) return;
-  const { ok, data } = await api('GET', `/api/v1/shows/${showId}/queue?user_id=${user}`);
+  const { ok, data } = await api('GET', `/api/v1/shows/${showId}/queue`, undefined, auth);
   if (ok) show(data);
   setTimeout(poll, 10_000);
 }
@@ -52,11 +56,10 @@ function startPolling() {
   polling = true;
   poll();
 }
-if ('EventSource' in window) {
-  source = new EventSource(`/api/v1/shows/${showId}/queue/events?user_id=${user}`);
-  source.addEventListener('position', (event) => show(JSON.parse(event.data)));
-  source.addEventListener('admitted', (event) => show(JSON.parse(event.data)));
-  source.addEventListener('error', startPolling);
-} else {
-  startPolling();
-}
+readEvents(`/api/v1/shows/${showId}/queue/events`, auth, live.signal, (event, data) => {
+  if (event === 'position' || event === 'admitted') show(data);
+}).then(
+  // The stream ended (a proxy cut it, the server restarted) or never started: poll instead.
+  () => startPolling(),
+  () => startPolling(),
+);

@@ -17,7 +17,9 @@ const countdown = document.getElementById('countdown');
 const message = document.getElementById('message');
 const payForm = document.getElementById('pay-form');
 const payButton = document.getElementById('pay');
-const { user } = await identity();
+const { token: userToken } = await identity();
+// Holds, payments and releases are this browser's user's: the token says who that is.
+const auth = { authorization: `Bearer ${userToken}` };
 
 let seats = [];
 const picked = new Set();
@@ -117,16 +119,17 @@ map.addEventListener('click', (event) => {
 holdButton.addEventListener('click', async () => {
   holdButton.disabled = true;
   const token = admission();
-  const { status, data } = await api('POST', `/api/v1/shows/${showId}/hold`, {
-    seat_ids: [...picked],
-    user_id: user,
-    ...(token ? { admission_token: token } : {}),
-  });
-  if (status === 201) {
-    hold = data;
-    paymentKey = crypto.randomUUID();
-    startCheckout();
-    return;
+  const { status, data } = await api(
+    'POST',
+    `/api/v1/shows/${showId}/hold`,
+    { seat_ids: [...picked], ...(token ? { admission_token: token } : {}) },
+    auth,
+  );
+  if (status === 201) return resume(data);
+  // This browser already holds seats of this show (e.g. from before a reload): carry on with them.
+  if (status === 409 && data.code === 'hold_limit' && data.limit === 'per_show') {
+    const earlier = await api('GET', `/api/v1/holds/${data.hold_ids[0]}`, undefined, auth);
+    if (earlier.ok && earlier.data.status === 'HELD') return resume(earlier.data);
   }
   if (status === 403 && data.code === 'admission_required') {
     location.href = `/shows/${showId}/queue`;
@@ -143,6 +146,12 @@ holdButton.addEventListener('click', async () => {
   }
   await load();
 });
+
+function resume(held) {
+  hold = held;
+  paymentKey = crypto.randomUUID();
+  startCheckout();
+}
 
 function startCheckout() {
   selection.hidden = true;
@@ -195,7 +204,7 @@ payForm.addEventListener('submit', async (event) => {
       },
       ...(email ? { contact: { email } } : {}),
     },
-    { 'idempotency-key': paymentKey },
+    { ...auth, 'idempotency-key': paymentKey },
   );
   payButton.disabled = false;
   if (status === 201 || status === 202) {
@@ -211,7 +220,7 @@ payForm.addEventListener('submit', async (event) => {
 });
 
 document.getElementById('release').addEventListener('click', async () => {
-  await api('DELETE', `/api/v1/holds/${hold.hold_id}`);
+  await api('DELETE', `/api/v1/holds/${hold.hold_id}`, undefined, auth);
   endCheckout('Seats released.', '');
 });
 
