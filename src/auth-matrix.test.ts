@@ -43,6 +43,7 @@ const PUBLIC: Record<string, string> = {
   'POST /api/v1/payments/{paymentId}/pay': 'the payment id is the capability (the hosted payment page)',
   'POST /api/v1/payments/webhook': "the gateway's HMAC signature is the credential",
   'POST /api/notifications/receipts/{provider}': "the provider's signature is the credential",
+  'GET /api/notifications/push/vapid-public-key': 'the public half of the Web Push key pair',
 };
 
 let t: TestApp;

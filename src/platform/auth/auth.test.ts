@@ -82,7 +82,9 @@ test('each kind of credential is proven by the hook, and only the kinds a route 
   assert.deepEqual((await prefs(ALICE, user(ALICE))).json().caller, { kind: 'user', userId: ALICE });
   assert.equal((await prefs(BOB, user(ALICE))).statusCode, 404, "another user's data does not exist");
   assert.equal((await prefs(BOB, { 'x-admin-key': ADMIN_KEY })).statusCode, 200);
-  assert.equal((await prefs(ALICE, { authorization: 'Bearer UT1.x.forged' })).statusCode, 401);
+  const forged = await prefs(ALICE, { authorization: 'Bearer UT1.x.forged' });
+  assert.equal(forged.statusCode, 401);
+  assert.equal(forged.headers['www-authenticate'], 'Bearer error="invalid_token"');
 
   const exit = await app.inject({
     method: 'POST',

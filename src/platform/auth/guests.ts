@@ -5,7 +5,9 @@ import type { UserTokens } from './user-tokens.ts';
 
 const Guest = Type.Object({
   user_id: Type.String({ format: 'uuid' }),
-  token: Type.String({ description: "Send as Authorization: Bearer <token> to read this user's history" }),
+  token: Type.String({
+    description: 'Send as Authorization: Bearer <token>; it proves the caller is this user',
+  }),
 });
 
 /** `POST /api/v1/guests`: a new user id and the token proving it (guest checkout, no sign-up). */
@@ -18,8 +20,9 @@ export function registerGuestRoute(app: FastifyInstance, tokens: UserTokens) {
         tags: ['users'],
         summary: 'A new guest identity: a random user id and its token',
         description:
-          'Use `user_id` in holds, bookings and notifications; send `token` as `Authorization: Bearer` to ' +
-          "read that user's bookings and notifications. Tokens are never issued for an existing user id.",
+          'Send `token` as `Authorization: Bearer` on everything this user does (holds, bookings, the ' +
+          'waiting room, their notification preferences and history): the token decides the user. ' +
+          'Tokens are never issued for an existing user id.',
         response: { 201: Guest },
       },
     },

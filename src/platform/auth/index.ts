@@ -117,7 +117,7 @@ export function registerAuth(
       else if (found === 'scope') refusal ??= 'scope';
       else return ownerChecked(request, access, found);
     }
-    if (refusal === 'invalid') return failed(address);
+    if (refusal === 'invalid') return failed(address, challenge(access, 'invalid_token'));
     // Nothing of the kinds this route takes (say, HTTP Basic in front of a public page): public,
     // and never a sign-in redirect.
     if (refusal === undefined && access.public) return PUBLIC_CALLER;
@@ -198,13 +198,16 @@ export function registerAuth(
       : 'scope';
   }
 
-  async function failed(address: string): Promise<never> {
+  async function failed(address: string, authenticate?: string): Promise<never> {
     const decision = await limiter.consume(FAILED_CREDENTIALS, address);
     if (!decision.allowed) {
       blockedUntil.set(address, Date.now() + decision.resetMs);
       throw tooManyFailures(decision.resetMs);
     }
-    throw platformError('unauthorized', { detail: 'The credentials sent are not valid' });
+    throw platformError('unauthorized', {
+      detail: 'The credentials sent are not valid',
+      headers: authenticate ? { 'WWW-Authenticate': authenticate } : {},
+    });
   }
 
   /**
@@ -310,8 +313,9 @@ function ownerChecked(request: FastifyRequest, access: Access, caller: Caller): 
   return caller;
 }
 
-function challenge(access: Access): string {
-  if (access.user || access.account) return 'Bearer';
+/** RFC 6750 / 7235: how to authenticate; `error` says why the credentials sent were refused. */
+function challenge(access: Access, error?: 'invalid_token'): string {
+  if (access.user || access.account) return error ? `Bearer error="${error}"` : 'Bearer';
   if (access.service) return 'ApiKey header="x-api-key"';
   if (access.operator) return 'ApiKey header="x-operator-key"';
   return 'ApiKey header="x-admin-key"';
