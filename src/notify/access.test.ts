@@ -69,6 +69,24 @@ describe('sending', () => {
   });
 });
 
+test('an Idempotency-Key belongs to the caller that sent it: another caller never gets its answer', async () => {
+  const userId = randomUUID();
+  await t.setPreferences(userId, { email: 'keys@example.com' });
+  const send = (headers: Record<string, string>, orderId: string) =>
+    t.app.inject({
+      method: 'POST',
+      url: '/api/notifications',
+      headers: { ...headers, 'idempotency-key': 'order-42' },
+      payload: { ...order(userId), data: { order_id: orderId } },
+    });
+  const first = await send(SENDER, 'o-1');
+  assert.equal(first.statusCode, 202, first.body);
+  const other = await send(t.asAdmin, 'o-2');
+  assert.equal(other.statusCode, 202, other.body);
+  assert.notEqual(other.json().id, first.json().id, "not the sender's stored answer");
+  assert.equal((await send(SENDER, 'o-1')).json().id, first.json().id, "the sender's own replay");
+});
+
 describe("a user's own data", () => {
   const paths = (userId: string) => [
     ['GET', `/api/users/${userId}/notification-preferences`],
