@@ -13,7 +13,6 @@ export const err = defineErrors({
   notification_not_found: { status: 404, title: 'No such notification' },
   dead_letter_not_found: { status: 404, title: 'No such dead letter' },
   push_subscription_not_found: { status: 404, title: 'No such push subscription' },
-  admin_only: { status: 401, title: 'This needs the X-Admin-Key header' },
   invalid_cursor: { status: 400, title: 'The cursor is not one this API gave out' },
   invalid_batch: { status: 422, title: 'The batch is not valid' },
   invalid_preferences: { status: 422, title: 'The preferences are not valid' },
