@@ -6,17 +6,25 @@ import { type NotifyTestApp, notifyTestApp } from './testing.ts';
 /**
  * Who may call what (README, Security): sending is for services with `notify:send` and admins; a
  * user's contacts, preferences, push subscriptions, limits and history for that user, a service
- * with `notify:contacts` and admins; a notification's status also for its own user.
+ * with `notify:contacts` and admins; a notification's status also for its own user; templates
+ * written by admins and read by services with `notify:templates`; dead letters and the dev inbox
+ * for admins. (The console pages: pages/pages.test.ts.)
  */
 const SENDER = { 'x-api-key': 'sender-key-0123456789' };
 const CONTACTS = { 'x-api-key': 'contacts-key-0123456789' };
 const READER = { 'x-api-key': 'reader-key-0123456789' };
+const TEMPLATES = { 'x-api-key': 'templates-key-0123456789' };
 
 let t: NotifyTestApp;
 before(async () => {
   t = await notifyTestApp({
     env: {
-      SERVICE_KEYS: `mailer notify:send ${SENDER['x-api-key']}; crm notify:contacts ${CONTACTS['x-api-key']}; support notify:read ${READER['x-api-key']}`,
+      SERVICE_KEYS: [
+        `mailer notify:send ${SENDER['x-api-key']}`,
+        `crm notify:contacts ${CONTACTS['x-api-key']}`,
+        `support notify:read ${READER['x-api-key']}`,
+        `cms notify:templates ${TEMPLATES['x-api-key']}`,
+      ].join('; '),
     },
   });
 });
@@ -59,6 +67,24 @@ describe('sending', () => {
     const email = limits.json().limits.find((limit: { channel: string }) => limit.channel === 'email');
     assert.equal(email.limit - email.remaining, 3, 'only the three accepted sends spent the quota');
   });
+});
+
+test('an Idempotency-Key belongs to the caller that sent it: another caller never gets its answer', async () => {
+  const userId = randomUUID();
+  await t.setPreferences(userId, { email: 'keys@example.com' });
+  const send = (headers: Record<string, string>, orderId: string) =>
+    t.app.inject({
+      method: 'POST',
+      url: '/api/notifications',
+      headers: { ...headers, 'idempotency-key': 'order-42' },
+      payload: { ...order(userId), data: { order_id: orderId } },
+    });
+  const first = await send(SENDER, 'o-1');
+  assert.equal(first.statusCode, 202, first.body);
+  const other = await send(t.asAdmin, 'o-2');
+  assert.equal(other.statusCode, 202, other.body);
+  assert.notEqual(other.json().id, first.json().id, "not the sender's stored answer");
+  assert.equal((await send(SENDER, 'o-1')).json().id, first.json().id, "the sender's own replay");
 });
 
 describe("a user's own data", () => {
@@ -131,4 +157,60 @@ test("a notification's status: its own user, a service with notify:read, an admi
   assert.equal(stranger.statusCode, 404);
   assert.equal(stranger.json().code, 'notification_not_found');
   assert.equal((await t.app.inject({ url, headers: SENDER })).statusCode, 403);
+});
+
+describe('templates decide what every user receives', () => {
+  const writes: [string, string, Record<string, unknown>?][] = [
+    ['POST', '/api/templates', { id: 'hijack.sms', body: 'Pay here: https://evil.example' }],
+    ['PUT', '/api/templates/booking_confirmed.sms', { body: 'Pay here: https://evil.example' }],
+    ['DELETE', '/api/templates/booking_confirmed.sms'],
+    ['POST', '/api/templates/booking_confirmed.sms/preview', { data: {} }],
+  ];
+
+  test('only an admin writes or previews them: no credentials, a service key or a user token get 401', async () => {
+    for (const [method, url, payload] of writes) {
+      for (const headers of [{}, TEMPLATES, t.asService, t.asUser(randomUUID())]) {
+        const response = await t.app.inject({ method: method as 'GET', url, headers, payload });
+        assert.equal(response.statusCode, 401, `${method} ${url} with ${Object.keys(headers)}`);
+        assert.match(String(response.headers['content-type']), /^application\/problem\+json/);
+      }
+    }
+    const stored = await t.app.inject({ url: '/api/templates/booking_confirmed.sms', headers: t.asAdmin });
+    assert.doesNotMatch(stored.json().body, /evil/, 'nothing was changed');
+    const created = await t.app.inject({
+      method: 'PUT',
+      url: '/api/templates/access_check.sms',
+      headers: t.asAdmin,
+      payload: { body: 'Hi {{ name }}' },
+    });
+    assert.equal(created.statusCode, 201, created.body);
+  });
+
+  test('a service with notify:templates or an admin reads them; nobody else', async () => {
+    const read = (url: string, headers: Record<string, string>) => t.app.inject({ url, headers });
+    for (const url of ['/api/templates', '/api/templates/booking_confirmed.sms']) {
+      assert.equal((await read(url, {})).statusCode, 401, url);
+      assert.equal((await read(url, t.asUser(randomUUID()))).statusCode, 401, `${url} by a user`);
+      assert.equal((await read(url, SENDER)).statusCode, 403, `${url} by a key without notify:templates`);
+      assert.equal((await read(url, TEMPLATES)).statusCode, 200, `${url} by a key with notify:templates`);
+      assert.equal((await read(url, t.asAdmin)).statusCode, 200, `${url} by an admin`);
+    }
+  });
+});
+
+test('dead letters, their redrive and the dev inbox API are for admins only', async () => {
+  const operations: [string, string][] = [
+    ['GET', '/api/notifications/dead-letters'],
+    ['POST', `/api/notifications/dead-letters/${encodeURIComponent('notifications.email:1')}/redrive`],
+    ['GET', '/api/notifications/inbox'],
+    ['GET', `/api/notifications/inbox/${randomUUID()}`],
+  ];
+  for (const [method, url] of operations) {
+    for (const headers of [{}, t.asService, SENDER, t.asUser(randomUUID())]) {
+      const response = await t.app.inject({ method: method as 'GET', url, headers });
+      assert.equal(response.statusCode, 401, `${method} ${url} with ${Object.keys(headers)}`);
+    }
+    const admin = await t.app.inject({ method: method as 'GET', url, headers: t.asAdmin });
+    assert.ok([200, 404].includes(admin.statusCode), `${method} ${url} by an admin: ${admin.statusCode}`);
+  }
 });

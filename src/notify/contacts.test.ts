@@ -31,10 +31,13 @@ after(async () => {
   await dropNamespace({ ...realServices, namespace }, schema);
 });
 
+/** The development service key (every scope): sends need `notify:send`, contacts `notify:contacts`. */
+const AS_SERVICE = { 'x-api-key': 'dev-service-key' };
+
 async function call(server: RunningServer, method: string, path: string, body: unknown) {
   const response = await fetch(`${server.url}${path}`, {
     method,
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...AS_SERVICE },
     body: JSON.stringify(body),
   });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };

@@ -16,7 +16,6 @@ export const err = defineErrors({
   push_endpoint_refused: { status: 422, title: 'The push endpoint must be an https URL on a public address' },
   push_endpoint_unresolved: { status: 503, title: 'The push endpoint could not be checked right now' },
   push_subscriptions_limit: { status: 409, title: 'This user holds the most push subscriptions allowed' },
-  admin_only: { status: 401, title: 'This needs the X-Admin-Key header' },
   invalid_cursor: { status: 400, title: 'The cursor is not one this API gave out' },
   invalid_batch: { status: 422, title: 'The batch is not valid' },
   invalid_preferences: { status: 422, title: 'The preferences are not valid' },

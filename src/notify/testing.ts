@@ -52,8 +52,8 @@ export interface RecordingSenders {
   sent: OutboundMessage[];
   /** Every call, failures included. */
   calls: OutboundMessage[];
-  /** Decides each call's outcome (default: ok). */
-  behaviour: (message: OutboundMessage) => Behaviour;
+  /** Decides each call's outcome (default: ok); an error is thrown as the provider's own. */
+  behaviour: (message: OutboundMessage) => Behaviour | Error;
 }
 
 export function recordingSenders(): RecordingSenders {
@@ -68,6 +68,7 @@ export function recordingSenders(): RecordingSenders {
       async send(message) {
         recorder.calls.push(message);
         const behaviour = recorder.behaviour(message);
+        if (behaviour instanceof Error) throw behaviour;
         if (behaviour === 'transient')
           throw new ProviderError('timeout', 'provider timed out', { permanent: false });
         if (behaviour === 'permanent')

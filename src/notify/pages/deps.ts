@@ -2,8 +2,8 @@ import type { Channel } from '../api.ts';
 import type { AnyDb } from '../templates/repository.ts';
 
 /**
- * What the pages need from the delivery core, as plain functions so the lead can wire them to the
- * core's service (and tests to fakes). The shapes are those of the core's JSON answers
+ * What the pages need from the delivery core, as plain functions (module.ts wires them to the
+ * core's service). The shapes are those of the core's JSON answers
  * (snake_case, ISO strings), so `getNotification: (id) => service.status(id)` fits as it is.
  */
 

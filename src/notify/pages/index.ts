@@ -15,6 +15,8 @@ const hide = { hide: true };
  * session; development signs the admin in by itself, production asks at /sign-in).
  */
 const staff = { access: { admin: true } } as const;
+/** The landing page and its lookup forms show nothing stored: anyone (the lookups lead to staff pages). */
+const anyone = { access: { public: true } } as const;
 const common = { styles: ['/static/notify/notify.css'] };
 const UserId = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' });
 
@@ -30,7 +32,7 @@ export function notifyPages(app: FastifyInstance, deps: NotifyPagesDeps): void {
       link: { href: '/notify', title: 'Back to notifications' },
     });
 
-  app.get('/notify', { schema: hide }, async (_request, reply) =>
+  app.get('/notify', { config: anyone, schema: hide }, async (_request, reply) =>
     reply.page('/notify/pages/index', { ...common, title: 'Notifications' }),
   );
 
@@ -96,7 +98,10 @@ export function notifyPages(app: FastifyInstance, deps: NotifyPagesDeps): void {
 
   app.get<{ Querystring: { id?: string } }>(
     '/notify/notifications',
-    { schema: { ...hide, querystring: Type.Object({ id: Type.Optional(Type.String({ maxLength: 100 })) }) } },
+    {
+      config: anyone,
+      schema: { ...hide, querystring: Type.Object({ id: Type.Optional(Type.String({ maxLength: 100 })) }) },
+    },
     async (request, reply) =>
       reply.redirect(
         request.query.id ? `/notify/notifications/${encodeURIComponent(request.query.id.trim())}` : '/notify',
@@ -107,6 +112,7 @@ export function notifyPages(app: FastifyInstance, deps: NotifyPagesDeps): void {
   app.get<{ Querystring: { user?: string } }>(
     '/notify/users',
     {
+      config: anyone,
       schema: { ...hide, querystring: Type.Object({ user: Type.Optional(Type.String({ maxLength: 64 })) }) },
     },
     async (request, reply) =>

@@ -1,80 +1,121 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
 import { after, before, test } from 'node:test';
 import type { Browser } from 'playwright-core';
-import { browserSkipReason, launchBrowser, screenshot } from '../../platform/testing-browser.ts';
-import { createEdgeHarness, type EdgeHarness } from '../edge-testing.ts';
-import { createInboxProvider } from '../providers/inbox.ts';
-import { createTemplateRenderer } from '../templates/index.ts';
-import { notifyPages } from './index.ts';
-import { fakePagesDeps } from './testing.ts';
+import {
+  browserSkipReason,
+  launchBrowser,
+  type RunningServer,
+  screenshot,
+  startServer,
+} from '../../platform/testing-browser.ts';
 
 /**
- * The pages in Chromium on the edge harness with a fake core: a booking e-mail rendered from the
- * default template and stored by the dev inbox, its timeline, and the preferences form saving
- * through a stand-in of the JSON API. (At merge: the real send → worker → inbox flow.)
+ * Every notification page in Chromium against the real server (`npm start` with no credentials
+ * configured: development keys, the console signs the admin in by itself): notifications sent
+ * through the JSON API with the development service key are rendered by a worker; the e-mail
+ * lands in the dev inbox, the SMS goes to a local fake of the carrier's API that refuses the number
+ * until the test lets it through, so it becomes a dead letter that the dead-letters page re-drives.
  */
 const skip = browserSkipReason();
-let h: EdgeHarness;
+const SERVICE = { 'x-api-key': 'dev-service-key', 'content-type': 'application/json' };
+const ADMIN = { 'x-admin-key': 'dev-admin-key', 'content-type': 'application/json' };
+let server: RunningServer;
 let browser: Browser;
-let url: string;
-let fake: ReturnType<typeof fakePagesDeps>;
-const patches: unknown[] = [];
+let carrier: Server;
+let carrierRefuses = true;
 
 before(async () => {
   if (skip) return;
-  h = await createEdgeHarness();
-  fake = fakePagesDeps(h.db);
-  notifyPages(h.app, fake.deps);
-  h.app.patch('/api/users/:id/notification-preferences', async (request) => {
-    patches.push(request.body);
-    return fake.deps.updatePreferences('7', request.body as never);
+  carrier = createServer((request, response) => {
+    request.resume();
+    request.on('end', () => {
+      if (carrierRefuses) {
+        return response
+          .writeHead(400, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ code: 21211, message: "'<bad>' is not a valid phone number" }));
+      }
+      response
+        .writeHead(201, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ sid: `SM${randomUUID().slice(0, 8)}`, status: 'queued' }));
+    });
   });
-  url = await h.app.listen({ port: 0, host: '127.0.0.1' });
-  const renderer = createTemplateRenderer(h.db);
-  const inbox = createInboxProvider('email', { db: h.db, clock: h.clock });
-  const message = await renderer.render(
-    'booking_confirmed',
-    'email',
-    {
-      booking_id: 'BK-1',
-      movie_title: 'Dune: Part Two',
-      theater_name: 'Odeon Leicester Square',
-      show_time: '2026-03-01T19:30:00Z',
-      seats: ['C7', 'C8'],
-      total_paid: '24.00',
-      qr_code: 'v1.eyJiIjoiQkstMSJ9.c2lnbmF0dXJl',
-    },
-    { timeZone: 'Europe/London' },
-  );
-  // A hostile e-mail body: its script must not run anywhere.
-  message.html += '<script>document.body.dataset.ran = "yes"; parent.document.title = "pwned";</script>';
-  await inbox.send({
-    deliveryId: `${fake.notification.id}:email`,
-    notificationId: fake.notification.id,
-    channel: 'email',
-    type: 'booking_confirmed',
-    recipient: { userId: '7', email: 'ana@example.test' },
-    message,
+  await new Promise<void>((resolve) => carrier.listen(0, '127.0.0.1', resolve));
+  server = await startServer({
+    SERVICES: 'notify',
+    NOTIFY_SMS_PROVIDER: 'http',
+    NOTIFY_SMS_URL: `http://127.0.0.1:${(carrier.address() as { port: number }).port}`,
+    NOTIFY_SMS_ACCOUNT_SID: 'AC1',
+    NOTIFY_SMS_AUTH_TOKEN: 'token',
+    NOTIFY_SMS_FROM: '+15005550000',
   });
   browser = await launchBrowser();
 });
 after(async () => {
   await browser?.close();
-  await h?.close();
+  await server?.stop();
+  if (carrier) await new Promise((resolve) => carrier.close(resolve));
 });
 
-test('dev inbox shows the booking e-mail with its QR code, sandboxed; the timeline and preferences work', {
-  skip,
-}, async () => {
+async function api(method: string, path: string, headers: Record<string, string>, body?: unknown) {
+  const response = await fetch(`${server.url}${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  assert.ok(response.ok, `${method} ${path}: ${response.status} ${text}`);
+  return text ? JSON.parse(text) : undefined;
+}
+
+const booking = {
+  booking_id: 'BK-1',
+  movie_title: 'Dune: Part Two',
+  theater_name: 'Odeon Leicester Square',
+  show_time: '2026-03-01T19:30:00Z',
+  seats: ['C7', 'C8'],
+  total_paid: '24.00',
+  qr_code: 'v1.eyJiIjoiQkstMSJ9.c2lnbmF0dXJl',
+};
+
+test('landing, dev inbox, a timeline, dead letters and preferences, end to end', { skip }, async () => {
+  const user = `ana-${randomUUID().slice(0, 8)}`;
+  // A template an admin wrote for British English, with a script in its HTML: it must not run anywhere.
+  const base = await api('GET', '/api/templates/booking_confirmed.email', SERVICE);
+  await api('PUT', '/api/templates/booking_confirmed.email.en-GB', ADMIN, {
+    subject: base.subject,
+    body: base.body,
+    html_body: `${base.html_body}<script>document.body.dataset.ran = "yes"; parent.document.title = "pwned";</script>`,
+  });
+  await api('PATCH', `/api/users/${user}/notification-preferences`, SERVICE, {
+    email: 'ana@example.test',
+    phone: '+15005550006',
+    timezone: 'Europe/London',
+    locale: 'en-GB',
+  });
+  const sent = await api('POST', '/api/notifications', SERVICE, {
+    user_id: user,
+    type: 'booking_confirmed',
+    channels: ['email', 'sms'],
+    data: booking,
+  });
+
   const errors: string[] = [];
   const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
   page.on('pageerror', (error) => errors.push(error.message));
-  assert.equal((await page.goto(`${url}/notify`))?.status(), 200);
+  assert.equal((await page.goto(`${server.url}/notify`))?.status(), 200);
   await page.click('a[href="/notify/inbox"]');
   // The inbox shows everyone's messages: development signs the admin in by itself, and says so.
   await page.waitForURL(/\/notify\/inbox$/);
   assert.match((await page.locator('.dev-banner').textContent()) ?? '', /Development mode/);
-  await page.locator('[data-messages] a').first().click();
+  // The worker may still be on it: reload until the e-mail is there.
+  const confirmation = page.locator('[data-messages] a', { hasText: 'Your tickets' });
+  for (let i = 0; i < 50 && (await confirmation.count()) === 0; i++) {
+    await page.waitForTimeout(200);
+    await page.reload();
+  }
+  await confirmation.first().click();
   await page.waitForURL(/message=/);
   const frame = page.frameLocator('iframe[data-html]');
   assert.equal(await frame.locator('h1').textContent(), 'Dune: Part Two');
@@ -86,46 +127,73 @@ test('dev inbox shows the booking e-mail with its QR code, sandboxed; the timeli
   assert.match((await page.locator('[data-text]').textContent()) ?? '', /Booking BK-1 is confirmed/);
   await screenshot(page, 'notify-inbox');
 
-  // New mail while reading: the page offers it without a reload.
+  // New mail while reading: the page offers it without a reload (its poll carries the session).
   assert.ok(await page.locator('[data-new-mail]').isHidden());
-  h.clock.advance(60_000);
-  await createInboxProvider('sms', { db: h.db, clock: h.clock }).send({
-    deliveryId: 'later:sms',
-    notificationId: 'later',
-    channel: 'sms',
+  await api('POST', '/api/notifications', SERVICE, {
+    user_id: user,
     type: 'booking_reminder',
-    recipient: { userId: '7', phone: '+15005550006' },
-    message: { text: 'Reminder: Dune at Odeon, Sun 1 Mar 2026, 19:30. Ref BK-1' },
+    channels: ['email'],
+    data: { ...booking, hours_before: 3 },
   });
   await page.locator('[data-new-mail]:not([hidden])').waitFor({ timeout: 10_000 });
   await page.click('[data-new-mail] a');
-  await page.locator('[data-messages] li', { hasText: 'Reminder: Dune' }).waitFor();
+  await page.locator('[data-messages] li', { hasText: 'Reminder' }).waitFor();
   await page.locator('[data-messages] a', { hasText: 'Your tickets' }).click();
   await page.waitForURL(/message=/);
 
-  await page.click(`a[href="/notify/notifications/${fake.notification.id}"]`);
+  await page.click(`a[href="/notify/notifications/${sent.id}"]`);
+  await page.waitForURL(`**/notify/notifications/${sent.id}`);
   const email = page.locator('[data-channel="email"]');
   assert.equal(await email.locator('[data-status]').textContent(), 'delivered');
-  assert.equal(await email.locator('.timeline li').count(), 5);
-  assert.match((await page.locator('[data-channel="sms"] .timeline').textContent()) ?? '', /invalid_number/);
+  const sms = page.locator('[data-channel="sms"]');
+  for (let i = 0; i < 50 && (await sms.locator('[data-status]').textContent()) !== 'failed'; i++) {
+    await page.waitForTimeout(200);
+    await page.reload();
+  }
+  assert.equal(await sms.locator('[data-status]').textContent(), 'failed');
+  assert.match(
+    (await sms.locator('.timeline').textContent()) ?? '',
+    /invalid_number: .*'<bad>' is not a valid/,
+  );
   await screenshot(page, 'notify-timeline');
 
-  await page.goto(`${url}/notify/users/7/preferences`);
+  // The carrier takes the number now: the dead letter goes again from its page.
+  carrierRefuses = false;
+  await page.goto(`${server.url}/notify`);
+  await page.click('a[href="/notify/dead-letters"]');
+  const row = page.locator('[data-dead-letters] tr', { hasText: sent.id });
+  await row.locator('button', { hasText: 'Redrive' }).click();
+  await page.waitForURL(/redriven=/);
+  assert.match((await page.locator('[role=status]').textContent()) ?? '', /Re-driven: notifications\.sms:/);
+  await screenshot(page, 'notify-dead-letters');
+  await page.goto(`${server.url}/notify/notifications/${sent.id}`);
+  for (let i = 0; i < 50 && (await sms.locator('[data-status]').textContent()) !== 'sent'; i++) {
+    await page.waitForTimeout(200);
+    await page.reload();
+  }
+  assert.equal(await sms.locator('[data-status]').textContent(), 'sent');
+
+  await page.goto(`${server.url}/notify`);
+  await page.fill('[data-preferences-lookup] input[name="user"]', user);
+  await page.click('[data-preferences-lookup] button');
+  await page.waitForURL(`**/notify/users/${user}/preferences`);
   await page.uncheck('input[name="push_enabled"]');
   await page.fill('input[name="quiet_hours_start"]', '23:00');
+  await page.fill('input[name="quiet_hours_end"]', '07:00');
+  // Saved through the JSON API by the page's script, with the admin's page session.
   await page.click('[data-preferences] button[type=submit]');
   await page.locator('[data-result]:not([hidden])').waitFor();
   assert.equal(await page.locator('[data-result]').textContent(), 'Saved.');
-  assert.deepEqual(patches.at(-1), {
+  assert.deepEqual(await api('GET', `/api/users/${user}/notification-preferences`, SERVICE), {
     push_enabled: false,
-    sms_enabled: false,
+    sms_enabled: true,
     email_enabled: true,
     quiet_hours_start: '23:00',
     quiet_hours_end: '07:00',
     email: 'ana@example.test',
-    phone: null,
-    timezone: 'Europe/Berlin',
-    locale: null,
+    phone: '+15005550006',
+    timezone: 'Europe/London',
+    locale: 'en-GB',
   });
   await screenshot(page, 'notify-preferences');
   assert.deepEqual(errors, []);

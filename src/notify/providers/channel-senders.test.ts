@@ -1,29 +1,27 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { systemClock } from '../../platform/clock.ts';
-import { createEdgeHarness, type EdgeHarness } from '../edge-testing.ts';
+import { createTestApp, type TestApp } from '../../platform/testing.ts';
 import { type OutboundMessage, ProviderUnavailable } from '../ports.ts';
-import {
-  createChannelSenders,
-  inboxRepository,
-  providerRoutes,
-  readProviderSettings,
-  receiptRequest,
-} from './index.ts';
+import type { AnyDb } from '../templates/repository.ts';
+import { eventually, realTimeClock } from '../testing.ts';
+import { createChannelSenders, inboxRepository, readProviderSettings, receiptRequest } from './index.ts';
 
 /**
  * Config-driven wiring end to end: SMS over HTTP (a local fake of the Twilio API that sends a
  * signed delivery receipt to the app's webhook after each message) with the dev inbox as fallback,
- * breakers tuned to open after 3 failures and probe after 200 ms.
+ * breakers tuned to open after 3 failures and probe after 200 ms. The notify module is built from
+ * this configuration; the breaker tests build senders of their own from it.
  */
-let h: EdgeHarness;
+let t: TestApp;
+let db: AnyDb;
 let fake: Server;
 let appUrl: string;
+let secret: string;
 let failing = false;
 let sids = 0;
-const receipts: [string, Date][] = [];
 const env = {
   APP_SECRET: 'channel-senders-test-secret',
   NOTIFY_SMS_PROVIDER: 'http',
@@ -39,8 +37,6 @@ const env = {
 let settingsEnv: Record<string, string>;
 
 before(async () => {
-  h = await createEdgeHarness();
-  const onReceipt = (id: string, at: Date) => void receipts.push([id, at]);
   fake = createServer((request, response) => {
     request.resume();
     request.on('end', () => {
@@ -51,7 +47,6 @@ before(async () => {
         .writeHead(201, { 'content-type': 'application/json' })
         .end(JSON.stringify({ sid, status: 'queued' }));
       // The carrier confirms a moment later, through the signed receipts webhook.
-      const secret = readProviderSettings(settingsEnv).receiptSecret;
       const receipt = receiptRequest(secret, sid, new Date());
       setTimeout(() => {
         fetch(`${appUrl}/api/notifications/receipts/http`, { method: 'POST', ...receipt }).catch(() => {});
@@ -60,18 +55,15 @@ before(async () => {
   });
   await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
   settingsEnv = { ...env, NOTIFY_SMS_URL: `http://127.0.0.1:${(fake.address() as { port: number }).port}` };
-  // The harness clock is a test clock; receipts are checked against real time here.
-  await providerRoutes(h.app, {
-    env: settingsEnv,
-    db: h.db,
-    clock: systemClock,
-    onReceipt,
-  });
-  appUrl = await h.app.listen({ port: 0, host: '127.0.0.1' });
+  // Receipts are signed with the fake's real time: the app checks them against real time too.
+  t = await createTestApp({ services: ['notify'], env: settingsEnv, workers: true, clock: realTimeClock() });
+  db = t.adapters.database.db;
+  secret = readProviderSettings(t.config.env, t.config.secret).receiptSecret;
+  appUrl = await t.app.listen({ port: 0, host: '127.0.0.1' });
 });
 after(async () => {
   await new Promise((resolve) => fake.close(resolve));
-  await h.close();
+  await t.close();
 });
 
 let n = 0;
@@ -84,23 +76,48 @@ const sms = (): OutboundMessage => ({
   message: { text: `Refund 12.00 for BK-${n}: completed` },
 });
 
-test('http provider with receipts; open circuit → inbox fallback; probe → back to http', async () => {
+test("the module sends an SMS through the HTTP provider; the carrier's signed receipt marks it delivered", async () => {
+  const userId = `cs-${randomUUID().slice(0, 8)}`;
+  const contact = await t.app.inject({
+    method: 'PATCH',
+    url: `/api/users/${userId}/notification-preferences`,
+    headers: t.asService,
+    payload: { phone: '+15005550006' },
+  });
+  assert.equal(contact.statusCode, 200, contact.body);
+  const accepted = await t.app.inject({
+    method: 'POST',
+    url: '/api/notifications',
+    headers: t.asService,
+    payload: {
+      user_id: userId,
+      type: 'refund_update',
+      channels: ['sms'],
+      data: { booking_id: 'BK-1', refund_amount: 12, refund_status: 'completed' },
+    },
+  });
+  assert.equal(accepted.statusCode, 202, accepted.body);
+  const url = `/api/notifications/${accepted.json().id}`;
+  const delivered = await eventually(async () => {
+    const channel = (await t.app.inject({ url, headers: t.asService })).json().channels[0];
+    return channel.status === 'delivered' && channel;
+  });
+  assert.equal(delivered.provider, 'http');
+});
+
+test('http provider; open circuit → inbox fallback; probe → back to http', async () => {
   const log = { warn: () => {}, info: () => {}, error: () => {} };
   const senders = createChannelSenders({
     env: settingsEnv,
-    db: h.db,
-    clock: h.clock,
-    metrics: h.metrics,
+    db,
+    clock: t.clock,
+    metrics: t.app.platform.metrics,
     log,
   });
   try {
     const first = await senders.sms.send(sms());
-    assert.deepEqual(first, { providerMessageId: 'SM1', provider: 'http' });
-    for (let i = 0; i < 50 && receipts.length === 0; i++) await sleep(20);
-    assert.deepEqual(
-      receipts.map(([id]) => id),
-      ['SM1'],
-    );
+    assert.equal(first.provider, 'http');
+    assert.match(first.providerMessageId, /^SM\d+$/);
 
     failing = true;
     // 1 success + 2 failures in the window: ≥ 3 calls at 67 % failures opens the circuit.
@@ -111,7 +128,7 @@ test('http provider with receipts; open circuit → inbox fallback; probe → ba
     );
     const routed = await senders.sms.send(sms());
     assert.equal(routed.provider, 'inbox');
-    const stored = await inboxRepository(h.db).list({ userId: '5', channel: 'sms' });
+    const stored = await inboxRepository(db).list({ userId: '5', channel: 'sms' });
     assert.equal(stored.length, 1);
     assert.equal(stored[0].text, `Refund 12.00 for BK-${n}: completed`);
 
@@ -133,9 +150,9 @@ test('without a fallback an open circuit fails fast with the time left until the
   const { NOTIFY_SMS_FALLBACK: _, ...noFallback } = settingsEnv;
   const senders = createChannelSenders({
     env: noFallback,
-    db: h.db,
-    clock: h.clock,
-    metrics: h.metrics,
+    db,
+    clock: t.clock,
+    metrics: t.app.platform.metrics,
     log,
   });
   try {

@@ -1,41 +1,50 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { PlatformDeps } from '../../platform/module.ts';
-import { createEdgeHarness, type EdgeHarness } from '../edge-testing.ts';
+import type { Metrics } from '../../platform/observability/metrics.ts';
 import type { OutboundMessage } from '../ports.ts';
+import type { AnyDb } from '../templates/repository.ts';
+import { eventually, type NotifyTestApp, notifyTestApp } from '../testing.ts';
 import {
   channelHealth,
   createChannelSenders,
   inboxPurgeJob,
   inboxRepository,
-  providerRoutes,
   readProviderSettings,
   receiptRequest,
   signReceipt,
 } from './index.ts';
 
-let h: EdgeHarness;
+/**
+ * The dev inbox providers on the notify module's database, and the module's own receipts webhook
+ * and inbox API. The module sends through recording providers here, so a receipt is seen applied
+ * to a delivery that was `sent`, not stored by the inbox.
+ */
+let t: NotifyTestApp;
+let db: AnyDb;
+let metrics: Metrics;
+let secret: string;
 const receipts: [string, string][] = [];
-const env = { NOTIFY_INBOX_RECEIPT_DELAY_MS: '20', APP_SECRET: 'a-test-secret-of-some-length' };
+const env = { NOTIFY_INBOX_RECEIPT_DELAY_MS: '20' };
 const onReceipt = (id: string, at: Date) => void receipts.push([id, at.toISOString()]);
-const secret = readProviderSettings(env).receiptSecret;
-const admin = { 'x-admin-key': 'dev-admin-key' };
 
 before(async () => {
-  h = await createEdgeHarness();
-  await providerRoutes(h.app, { env, db: h.db, clock: h.clock, onReceipt });
-  await h.app.ready();
+  t = await notifyTestApp({ env, workers: true });
+  db = t.adapters.database.db;
+  metrics = t.app.platform.metrics;
+  secret = readProviderSettings(t.config.env, t.config.secret).receiptSecret;
 });
-after(() => h.close());
+after(() => t.close());
 
 /** The dev-inbox senders with a silent log and the given receipt delay. */
 const inboxSenders = (receiptDelayMs: string, onReceipt?: (id: string) => void) =>
   createChannelSenders({
     env: { NOTIFY_INBOX_RECEIPT_DELAY_MS: receiptDelayMs },
-    db: h.db,
-    clock: h.clock,
-    metrics: h.metrics,
+    db,
+    clock: t.clock,
+    metrics,
     log: { warn: () => {}, info: () => {}, error: () => {} },
     onReceipt,
   });
@@ -51,24 +60,28 @@ const email = (id: string): OutboundMessage => ({
 
 test('the dev inbox stores a delivery once, answers repeats with the same id, and emits a receipt', async () => {
   const log = { warn: () => {}, info: () => {}, error: () => {} };
-  const senders = createChannelSenders({ env, db: h.db, clock: h.clock, metrics: h.metrics, log, onReceipt });
+  const senders = createChannelSenders({ env, db, clock: t.clock, metrics, log, onReceipt });
   try {
     const id = '0190a1b2-0000-7000-8000-000000000001';
     const first = await senders.email.send(email(id));
     const again = await senders.email.send(email(id));
     assert.equal(first.provider, 'inbox');
     assert.deepEqual(again, first);
-    const list = await h.app.inject({ url: '/api/notifications/inbox?user=7&channel=email', headers: admin });
+    const list = await t.app.inject({
+      url: '/api/notifications/inbox?user=7&channel=email',
+      headers: t.asAdmin,
+    });
     assert.equal(list.statusCode, 200, list.body);
     const messages = list.json().messages;
     assert.equal(messages.length, 1);
-    assert.equal((await h.app.inject({ url: '/api/notifications/inbox' })).statusCode, 401);
+    assert.equal((await t.app.inject({ url: '/api/notifications/inbox' })).statusCode, 401);
     assert.equal(messages[0].address, 'ana@example.test');
     assert.equal(messages[0].provider_message_id, first.providerMessageId);
-    const one = await h.app.inject({ url: `/api/notifications/inbox/${messages[0].id}`, headers: admin });
+    const one = await t.app.inject({ url: `/api/notifications/inbox/${messages[0].id}`, headers: t.asAdmin });
     assert.equal(one.json().html, '<p>Booking BK-1</p>');
     assert.equal(
-      (await h.app.inject({ url: '/api/notifications/inbox?user=8', headers: admin })).json().messages.length,
+      (await t.app.inject({ url: '/api/notifications/inbox?user=8', headers: t.asAdmin })).json().messages
+        .length,
       0,
     );
 
@@ -77,91 +90,90 @@ test('the dev inbox stores a delivery once, answers repeats with the same id, an
     assert.ok(receipts.length >= 1);
     assert.ok(
       receipts.every(
-        ([messageId, at]) => messageId === first.providerMessageId && at === h.clock.now().toISOString(),
+        ([messageId, at]) => messageId === first.providerMessageId && at === t.clock.now().toISOString(),
       ),
     );
     assert.deepEqual(senders.sms.states(), [{ provider: 'inbox', channel: 'sms', state: 'closed' }]);
     assert.deepEqual(channelHealth(senders).notify_sms, { status: 'ok', circuits: { inbox: 'closed' } });
-    const metrics = await h.metrics.registry.metrics();
-    assert.match(metrics, /notify_circuit_state\{provider="inbox",channel="email"\} 0/);
+    const exposed = await metrics.registry.metrics();
+    assert.match(exposed, /notify_circuit_state\{provider="inbox",channel="email"\} 0/);
   } finally {
     for (const sender of Object.values(senders)) await sender.close();
   }
 });
 
 test('the purge job drops inbox messages past the retention', async () => {
-  const inbox = inboxRepository(h.db);
+  const inbox = inboxRepository(db);
   const before = (await inbox.list()).length;
   const provider = inboxSenders('0');
   await provider.email.send(email('0190a1b2-0000-7000-8000-00000000dead'));
   assert.equal((await inbox.list()).length, before + 1);
-  const job = inboxPurgeJob(h.db, 60_000);
-  await job.run({ tickAt: new Date(h.clock.now().getTime() + 30_000), signal: new AbortController().signal });
+  const job = inboxPurgeJob(db, 60_000);
+  await job.run({ tickAt: new Date(t.clock.now().getTime() + 30_000), signal: new AbortController().signal });
   assert.equal((await inbox.list()).length, before + 1, 'younger than the retention: kept');
-  await job.run({ tickAt: new Date(h.clock.now().getTime() + 61_000), signal: new AbortController().signal });
+  await job.run({ tickAt: new Date(t.clock.now().getTime() + 61_000), signal: new AbortController().signal });
   assert.equal((await inbox.list()).length, 0);
   for (const sender of Object.values(provider)) await sender.close();
 });
 
-test('receipts webhook: a valid signature calls onReceipt; a bad or stale one is 401', async () => {
-  receipts.length = 0;
-  const deliveredAt = new Date(h.clock.now().getTime() - 5000);
-  const valid = receiptRequest(secret, 'SM123', deliveredAt, h.clock.now());
-  const ok = await h.app.inject({
-    method: 'POST',
-    url: '/api/notifications/receipts/http',
-    ...valid,
-    payload: valid.body,
+test("receipts webhook: a valid signature marks the provider's message delivered; a bad or stale one is 401 and changes nothing", async () => {
+  const userId = `r-${randomUUID().slice(0, 8)}`;
+  await t.setPreferences(userId, { email: `${userId}@example.com` });
+  const { id } = (
+    await t.send({ user_id: userId, type: 'order_update', channels: ['email'], data: { order_id: 'o-1' } })
+  ).json();
+  // The recording provider names its n-th message p-n.
+  const providerMessageId = await eventually(async () => {
+    const index = t.provider.sent.findIndex((message) => message.notificationId === id);
+    return index >= 0 && `p-${index + 1}`;
   });
-  assert.equal(ok.statusCode, 200, ok.body);
-  assert.deepEqual(ok.json(), { received: true, applied: true });
-  assert.deepEqual(receipts, [['SM123', deliveredAt.toISOString()]]);
+  const status = async () => (await t.inject(`/api/notifications/${id}`)).json().channels[0];
+  await eventually(async () => (await status()).status === 'sent');
+  const post = (
+    request: { body: string; headers: Record<string, string> },
+    provider = 'http',
+    body = request.body,
+  ) =>
+    t.app.inject({
+      method: 'POST',
+      url: `/api/notifications/receipts/${provider}`,
+      headers: request.headers,
+      payload: body,
+    });
 
-  const tampered = await h.app.inject({
-    method: 'POST',
-    url: '/api/notifications/receipts/http',
-    headers: valid.headers,
-    payload: valid.body.replace('SM123', 'SM999'),
-  });
-  assert.equal(tampered.statusCode, 401);
-  assert.equal(tampered.json().code, 'receipt_signature_invalid');
-
-  const stale = receiptRequest(secret, 'SM124', deliveredAt, new Date(h.clock.now().getTime() - 6 * 60_000));
-  const late = await h.app.inject({
-    method: 'POST',
-    url: '/api/notifications/receipts/http',
-    ...stale,
-    payload: stale.body,
-  });
-  assert.equal(late.statusCode, 401);
-  assert.equal(late.json().code, 'receipt_timestamp_stale');
-
-  const wrongKey = receiptRequest('another-secret', 'SM125', deliveredAt, h.clock.now());
-  const refused = await h.app.inject({
-    method: 'POST',
-    url: '/api/notifications/receipts/http',
-    ...wrongKey,
-    payload: wrongKey.body,
-  });
-  assert.equal(refused.statusCode, 401);
-
-  const unknown = await h.app.inject({
-    method: 'POST',
-    url: '/api/notifications/receipts/fax',
-    ...valid,
-    payload: valid.body,
-  });
-  assert.equal(unknown.statusCode, 404);
-
+  const deliveredAt = new Date(t.clock.now().getTime() - 5000);
+  const tampered = receiptRequest(secret, 'p-0', deliveredAt, t.clock.now());
+  const forged = await post(tampered, 'http', tampered.body.replace('p-0', providerMessageId));
+  assert.equal(forged.statusCode, 401);
+  assert.equal(forged.json().code, 'receipt_signature_invalid');
+  const stale = await post(
+    receiptRequest(secret, providerMessageId, deliveredAt, new Date(t.clock.now().getTime() - 6 * 60_000)),
+  );
+  assert.equal(stale.statusCode, 401);
+  assert.equal(stale.json().code, 'receipt_timestamp_stale');
+  assert.equal(
+    (await post(receiptRequest('another-secret', providerMessageId, deliveredAt, t.clock.now()))).statusCode,
+    401,
+  );
+  assert.equal(
+    (await post(receiptRequest(secret, providerMessageId, deliveredAt, t.clock.now()), 'fax')).statusCode,
+    404,
+  );
   const malformedBody = JSON.stringify({ id: 'x', type: 'message.delivered', data: {} });
-  const malformed = await h.app.inject({
-    method: 'POST',
-    url: '/api/notifications/receipts/http',
-    headers: signReceipt(secret, malformedBody, h.clock.now()),
-    payload: malformedBody,
+  const malformed = await post({
+    body: malformedBody,
+    headers: signReceipt(secret, malformedBody, t.clock.now()),
   });
   assert.equal(malformed.statusCode, 400);
-  assert.deepEqual(receipts, [['SM123', deliveredAt.toISOString()]], 'only the valid receipt counted');
+  assert.equal((await status()).status, 'sent', 'no refused receipt changed the delivery');
+
+  // No API key: the signature is the credential.
+  const ok = await post(receiptRequest(secret, providerMessageId, deliveredAt, t.clock.now()));
+  assert.equal(ok.statusCode, 200, ok.body);
+  assert.deepEqual(ok.json(), { received: true, applied: true });
+  const delivered = await status();
+  assert.equal(delivered.status, 'delivered');
+  assert.equal(delivered.delivered_at, deliveredAt.toISOString());
 });
 
 test('provider selection is validated once at start', () => {
@@ -192,9 +204,9 @@ test('an ephemeral VAPID pair is generated (with a warning) when none is configu
   const log = { warn: (...args: unknown[]) => void warnings.push(args), info: () => {}, error: () => {} };
   const senders = createChannelSenders({
     env: { NOTIFY_PUSH_PROVIDER: 'webpush' },
-    db: h.db,
-    clock: h.clock,
-    metrics: h.metrics,
+    db,
+    clock: t.clock,
+    metrics,
     log,
   });
   assert.equal(warnings.length, 1);
@@ -205,7 +217,7 @@ test('an ephemeral VAPID pair is generated (with a warning) when none is configu
   assert.equal(readProviderSettings({ NOTIFY_PUSH_PROVIDER: 'webpush' }).webPush?.publicKey, logged);
   assert.match(logged, /^[A-Za-z0-9_-]{87}$/);
   // With the inbox for push there is no key to hand out.
-  assert.equal((await h.app.inject({ url: '/api/notifications/push/vapid-public-key' })).statusCode, 404);
+  assert.equal((await t.app.inject({ url: '/api/notifications/push/vapid-public-key' })).statusCode, 404);
   for (const sender of Object.values(senders)) await sender.close();
 });
 
@@ -213,9 +225,9 @@ test("the module's platform deps can be passed as they are", async () => {
   const got: string[] = [];
   const deps = {
     config: { env: { NOTIFY_INBOX_RECEIPT_DELAY_MS: '1' }, secret: 'a-test-secret-of-some-length' },
-    database: { db: h.db },
-    clock: h.clock,
-    metrics: h.metrics,
+    database: { db },
+    clock: t.clock,
+    metrics,
     log: { warn: () => {}, info: () => {}, error: () => {} },
   } as unknown as PlatformDeps;
   const senders = createChannelSenders({ ...deps, onReceipt: (id) => void got.push(id) });

@@ -59,12 +59,14 @@ export async function providerRoutes(app: FastifyInstance, deps: ProviderRouteDe
     scope.post<{ Params: { provider: string } }>(
       '/api/notifications/receipts/:provider',
       {
-        // The provider's signature over the body is the credential, checked in the handler.
+        // The provider's signature over the exact body is the credential, checked in the handler
+        // (it needs the raw bytes, which an onRequest hook never sees).
         config: { access: { public: true } },
         schema: {
           tags,
           summary: 'Delivery receipt from a provider (signed webhook)',
           description:
+            'No API key: the signature is the credential, so providers call it without one. ' +
             'Body `{id, type: "message.delivered", data: {provider_message_id, delivered_at?}}`, signed like Standard ' +
             'Webhooks: webhook-id, webhook-timestamp (Unix seconds, within 5 minutes), webhook-signature ' +
             '"v1,<base64 HMAC-SHA256 of id.timestamp.body>" keyed with NOTIFY_RECEIPT_SECRET. Bad signature → 401.',

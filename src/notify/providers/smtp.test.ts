@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { SMTPServer } from 'smtp-server';
-import { createEdgeHarness, type EdgeHarness } from '../edge-testing.ts';
+import { createTestApp, type TestApp } from '../../platform/testing.ts';
 import type { OutboundMessage } from '../ports.ts';
 import { createTemplateRenderer } from '../templates/index.ts';
 import { createSmtpProvider } from './smtp.ts';
@@ -10,7 +10,8 @@ import { createSmtpProvider } from './smtp.ts';
 const received: { from: string; to: string[]; raw: string }[] = [];
 let server: SMTPServer;
 let port: number;
-let h: EdgeHarness;
+/** The notify module's database: the default templates the message is rendered from. */
+let t: TestApp;
 
 before(async () => {
   server = new SMTPServer({
@@ -41,11 +42,11 @@ before(async () => {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.server.address() as { port: number }).port;
-  h = await createEdgeHarness();
+  t = await createTestApp({ services: ['notify'] });
 });
 after(async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
-  await h.close();
+  await t.close();
 });
 
 /** The leaf parts of a (nested) multipart message by content type, decoded (quoted-printable or base64). */
@@ -87,7 +88,7 @@ const email = (to: string | undefined, message: OutboundMessage['message']): Out
 });
 
 test('delivers the rendered template over SMTP: subject, text and HTML parts, Message-ID from the delivery id', async () => {
-  const renderer = createTemplateRenderer(h.db);
+  const renderer = createTemplateRenderer(t.adapters.database.db);
   const rendered = await renderer.render(
     'booking_confirmed',
     'email',

@@ -5,15 +5,21 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
+import { createTestApp, type TestApp } from '../../platform/testing.ts';
 import { BOOKING_NOTIFICATION_TYPES, CHANNELS } from '../api.ts';
-import { createEdgeHarness, type EdgeHarness } from '../edge-testing.ts';
 import { textEngine } from './engine.ts';
-import { createTemplateRenderer, type TemplateStore, templateRoutes } from './index.ts';
+import { createTemplateRenderer, type TemplateStore } from './index.ts';
+import type { AnyDb } from './repository.ts';
 
-let h: EdgeHarness;
+/**
+ * The renderer on the app's database (the seeded defaults), and /api/templates as the notify
+ * module serves it: its renderer is the one the routes invalidate, seen through the preview.
+ */
+let t: TestApp;
+let db: AnyDb;
 let renderer: TemplateStore;
-/** The development admin key (the harness runs the platform's credential check). */
-const admin = { 'x-admin-key': 'dev-admin-key' };
+/** A renderer with nothing cached: what another process, or the next lookup after 5 s, reads. */
+const fresh = () => createTemplateRenderer(db);
 const booking = {
   booking_id: 'BK-42',
   movie_title: 'Alien <Romulus>',
@@ -25,12 +31,11 @@ const booking = {
 };
 
 before(async () => {
-  h = await createEdgeHarness();
-  renderer = createTemplateRenderer(h.db);
-  templateRoutes(h.app, { db: h.db, renderer, clock: h.clock });
-  await h.app.ready();
+  t = await createTestApp({ services: ['notify'] });
+  db = t.adapters.database.db;
+  renderer = createTemplateRenderer(db);
 });
-after(() => h.close());
+after(() => t.close());
 
 describe('default templates', () => {
   test('every booking type has a template on every channel and needs exactly the variables booking sends', async () => {
@@ -106,10 +111,19 @@ describe('default templates', () => {
 
 describe('/api/templates', () => {
   test('create, read, render with locale fallback, replace (cache invalidated), delete', async () => {
-    const created = await h.app.inject({
+    const preview = async (id: string) =>
+      (
+        await t.app.inject({
+          method: 'POST',
+          url: `/api/templates/${id}/preview`,
+          headers: t.asAdmin,
+          payload: { data: { name: 'Ana' } },
+        })
+      ).json().text;
+    const created = await t.app.inject({
       method: 'POST',
       url: '/api/templates',
-      headers: admin,
+      headers: t.asAdmin,
       payload: { id: 'welcome.push.de', subject: 'Hallo {{ name }}', body: 'Willkommen, {{ name }}!' },
     });
     assert.equal(created.statusCode, 201, created.body);
@@ -118,10 +132,10 @@ describe('/api/templates', () => {
     assert.equal(created.json().channel, 'push');
     assert.equal(created.json().locale, 'de');
 
-    const again = await h.app.inject({
+    const again = await t.app.inject({
       method: 'POST',
       url: '/api/templates',
-      headers: admin,
+      headers: t.asAdmin,
       payload: { id: 'welcome.push.de', body: 'x' },
     });
     assert.equal(again.statusCode, 409);
@@ -129,99 +143,102 @@ describe('/api/templates', () => {
 
     // de-AT falls back to de; no locale and an unknown one find no base template yet.
     assert.equal(
-      (await renderer.render('welcome', 'push', { name: 'Ana' }, { locale: 'de-AT' })).text,
+      (await fresh().render('welcome', 'push', { name: 'Ana' }, { locale: 'de-AT' })).text,
       'Willkommen, Ana!',
     );
-    assert.deepEqual(await renderer.check('welcome', ['push'], { name: 'A' }, 'fr'), [
+    assert.deepEqual(await fresh().check('welcome', ['push'], { name: 'A' }, 'fr'), [
       { channel: 'push', reason: 'unknown_type' },
     ]);
-    const base = await h.app.inject({
+    const base = await t.app.inject({
       method: 'PUT',
       url: '/api/templates/welcome.push',
-      headers: admin,
+      headers: t.asAdmin,
       payload: { subject: 'Hi', body: 'Welcome, {{ name }}!' },
     });
     assert.equal(base.statusCode, 201, base.body);
     assert.equal(
-      (await renderer.render('welcome', 'push', { name: 'Ana' }, { locale: 'fr' })).text,
+      (await fresh().render('welcome', 'push', { name: 'Ana' }, { locale: 'fr' })).text,
       'Welcome, Ana!',
     );
 
-    h.clock.advance(1000);
-    const replaced = await h.app.inject({
+    // The module's renderer now holds the German row; a replace through the API drops it at once.
+    assert.equal(await preview('welcome.push.de'), 'Willkommen, Ana!');
+    t.clock.advance(1000);
+    const replaced = await t.app.inject({
       method: 'PUT',
       url: '/api/templates/welcome.push.de',
-      headers: admin,
+      headers: t.asAdmin,
       payload: { subject: 'Hallo', body: 'Servus, {{ name }}!' },
     });
     assert.equal(replaced.statusCode, 200, replaced.body);
+    assert.equal(await preview('welcome.push.de'), 'Servus, Ana!', 'not the cached row');
     assert.equal(
-      (await renderer.render('welcome', 'push', { name: 'Ana' }, { locale: 'de-AT' })).text,
+      (await fresh().render('welcome', 'push', { name: 'Ana' }, { locale: 'de-AT' })).text,
       'Servus, Ana!',
     );
 
-    const read = await h.app.inject({ url: '/api/templates/welcome.push.de', headers: admin });
+    const read = await t.app.inject({ url: '/api/templates/welcome.push.de', headers: t.asAdmin });
     assert.equal(read.json().body, 'Servus, {{ name }}!');
-    const list = await h.app.inject({ url: '/api/templates?type=welcome', headers: admin });
+    const list = await t.app.inject({ url: '/api/templates?type=welcome', headers: t.asAdmin });
     assert.deepEqual(
-      list.json().templates.map((t: { id: string }) => t.id),
+      list.json().templates.map((template: { id: string }) => template.id),
       ['welcome.push', 'welcome.push.de'],
     );
 
     assert.equal(
-      (await h.app.inject({ method: 'DELETE', url: '/api/templates/welcome.push.de', headers: admin }))
+      (await t.app.inject({ method: 'DELETE', url: '/api/templates/welcome.push.de', headers: t.asAdmin }))
         .statusCode,
       204,
     );
     assert.equal(
-      (await renderer.render('welcome', 'push', { name: 'Ana' }, { locale: 'de' })).text,
+      (await fresh().render('welcome', 'push', { name: 'Ana' }, { locale: 'de' })).text,
       'Welcome, Ana!',
     );
-    const gone = await h.app.inject({ url: '/api/templates/welcome.push.de', headers: admin });
+    const gone = await t.app.inject({ url: '/api/templates/welcome.push.de', headers: t.asAdmin });
     assert.equal(gone.statusCode, 404);
     assert.equal(gone.json().code, 'template_not_found');
     assert.match(gone.headers['content-type'] as string, /problem\+json/);
   });
 
   test('a template that does not parse, an unknown filter or a bad id is refused', async () => {
-    const broken = await h.app.inject({
+    const broken = await t.app.inject({
       method: 'PUT',
       url: '/api/templates/broken.sms',
-      headers: admin,
+      headers: t.asAdmin,
       payload: { body: 'Hello {% if name %}' },
     });
     assert.equal(broken.statusCode, 422);
     assert.equal(broken.json().code, 'template_invalid');
     assert.match(broken.json().detail, /tag .*if.* not closed/i);
-    const filter = await h.app.inject({
+    const filter = await t.app.inject({
       method: 'PUT',
       url: '/api/templates/broken.sms',
-      headers: admin,
+      headers: t.asAdmin,
       payload: { body: '{{ name | shout }}' },
     });
     assert.equal(filter.statusCode, 422);
     assert.match(filter.json().detail, /undefined filter: shout/);
-    const badId = await h.app.inject({
+    const badId = await t.app.inject({
       method: 'PUT',
       url: '/api/templates/Broken.fax',
-      headers: admin,
+      headers: t.asAdmin,
       payload: { body: 'x' },
     });
     assert.equal(badId.statusCode, 400);
-    const mismatch = await h.app.inject({
+    const mismatch = await t.app.inject({
       method: 'PUT',
       url: '/api/templates/ok.sms',
-      headers: admin,
+      headers: t.asAdmin,
       payload: { channel: 'email', body: 'x' },
     });
     assert.equal(mismatch.statusCode, 422);
-    const noKey = await h.app.inject({ method: 'DELETE', url: '/api/templates/booking_confirmed.sms' });
+    const noKey = await t.app.inject({ method: 'DELETE', url: '/api/templates/booking_confirmed.sms' });
     assert.equal(noKey.statusCode, 401);
-    // Services may read templates, never change them.
-    const service = { 'x-api-key': 'dev-service-key' };
-    assert.equal((await h.app.inject({ url: '/api/templates', headers: service })).statusCode, 200);
-    assert.equal((await h.app.inject({ url: '/api/templates' })).statusCode, 401);
-    const serviceWrite = await h.app.inject({
+    // Services may read templates, never change them (access.test.ts has the whole matrix).
+    const service = t.asService;
+    assert.equal((await t.app.inject({ url: '/api/templates', headers: service })).statusCode, 200);
+    assert.equal((await t.app.inject({ url: '/api/templates' })).statusCode, 401);
+    const serviceWrite = await t.app.inject({
       method: 'PUT',
       url: '/api/templates/ok.sms',
       headers: service,
@@ -231,18 +248,18 @@ describe('/api/templates', () => {
   });
 
   test('preview renders a stored template with sample data, or lists what is missing', async () => {
-    const preview = await h.app.inject({
+    const preview = await t.app.inject({
       method: 'POST',
       url: '/api/templates/refund_update.sms/preview',
-      headers: admin,
+      headers: t.asAdmin,
       payload: { data: { booking_id: 'BK-7', refund_amount: 12, refund_status: 'completed' } },
     });
     assert.equal(preview.statusCode, 200, preview.body);
     assert.deepEqual(preview.json(), { text: 'Refund 12.00 for BK-7: completed', missing: [] });
-    const missing = await h.app.inject({
+    const missing = await t.app.inject({
       method: 'POST',
       url: '/api/templates/refund_update.sms/preview',
-      headers: admin,
+      headers: t.asAdmin,
       payload: { data: { booking_id: 'BK-7' } },
     });
     assert.equal(missing.statusCode, 422);
@@ -277,7 +294,7 @@ describe('/api/templates', () => {
 
   test('lookups: one query per template at a time; an expired one answers at once while one query reads it again', async () => {
     let queries = 0;
-    const counting = h.db.withPlugin({
+    const counting = db.withPlugin({
       transformQuery: (args) => {
         if (args.node.kind === 'SelectQueryNode') queries++;
         return args.node;
@@ -304,10 +321,10 @@ describe('/api/templates', () => {
   });
 
   test('an e-mail without html_body gets the text escaped as HTML paragraphs', async () => {
-    await h.app.inject({
+    await t.app.inject({
       method: 'PUT',
       url: '/api/templates/plain.email',
-      headers: admin,
+      headers: t.asAdmin,
       payload: { subject: 'S', body: 'Hi {{ name }},\n\nline one\nline two' },
     });
     const message = await renderer.render('plain', 'email', { name: '<b>Bo</b>' });
@@ -318,7 +335,7 @@ describe('/api/templates', () => {
 
 describe('partials: other stored templates, never files', () => {
   const put = (id: string, payload: Record<string, unknown>) =>
-    h.app.inject({ method: 'PUT', url: `/api/templates/${id}`, headers: admin, payload });
+    t.app.inject({ method: 'PUT', url: `/api/templates/${id}`, headers: t.asAdmin, payload });
 
   test('include, render and layout of a file, a path or a computed name are 422 and store nothing', async () => {
     const refused: [string, Record<string, unknown>, RegExp][] = [
@@ -336,10 +353,10 @@ describe('partials: other stored templates, never files', () => {
     for (const [id, payload, detail] of refused) {
       for (const response of [
         await put(id, payload),
-        await h.app.inject({
+        await t.app.inject({
           method: 'POST',
           url: '/api/templates',
-          headers: admin,
+          headers: t.asAdmin,
           payload: { id, ...payload },
         }),
       ]) {
@@ -347,7 +364,11 @@ describe('partials: other stored templates, never files', () => {
         assert.equal(response.json().code, 'template_partial_refused', id);
         assert.match(response.json().detail, detail, id);
       }
-      assert.equal((await h.app.inject({ url: `/api/templates/${id}`, headers: admin })).statusCode, 404, id);
+      assert.equal(
+        (await t.app.inject({ url: `/api/templates/${id}`, headers: t.asAdmin })).statusCode,
+        404,
+        id,
+      );
     }
     // Replacing a stored template with one that includes itself is refused too.
     assert.equal((await put('loop.sms', { body: 'once' })).statusCode, 201);
@@ -355,7 +376,7 @@ describe('partials: other stored templates, never files', () => {
     assert.equal(loop.statusCode, 422);
     assert.match(loop.json().detail, /cannot include itself/);
     assert.equal(
-      (await h.app.inject({ url: '/api/templates/loop.sms', headers: admin })).json().body,
+      (await t.app.inject({ url: '/api/templates/loop.sms', headers: t.asAdmin })).json().body,
       'once',
     );
   });
@@ -411,7 +432,7 @@ describe('partials: other stored templates, never files', () => {
     };
     for (const [id, body] of Object.entries(rows)) {
       await sql`insert into notify_templates (id, type, channel, locale, subject, body, html_body, updated_at)
-        values (${id}, ${id.split('.')[0]}, 'sms', null, '', ${body}, null, now())`.execute(h.db);
+        values (${id}, ${id.split('.')[0]}, 'sms', null, '', ${body}, null, now())`.execute(db);
     }
     // The server's working directory holds the files the templates name.
     const cwd = process.cwd();
@@ -427,10 +448,10 @@ describe('partials: other stored templates, never files', () => {
             return true;
           },
         );
-        const preview = await h.app.inject({
+        const preview = await t.app.inject({
           method: 'POST',
           url: `/api/templates/${id}/preview`,
-          headers: admin,
+          headers: t.asAdmin,
           payload: { data: { file: '.env' } },
         });
         assert.equal(preview.statusCode, 422, `${id}: ${preview.body}`);
