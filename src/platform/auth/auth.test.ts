@@ -218,3 +218,15 @@ test('the access declaration becomes the operation security in OpenAPI', async (
     { staffSession: ['parking:panel'] },
   ]);
 });
+
+test('user ids compare exactly, UUIDs without case', async () => {
+  const { sameUser } = await import('./caller.ts');
+  assert.equal(sameUser('alice', 'ALICE'), false);
+  assert.equal(sameUser(ALICE, ALICE.toUpperCase()), true);
+  const { app } = await appWith({ 'GET /users/:userId/prefs': { user: { param: 'userId' } } });
+  const read = (path: string, as: string) => app.inject({ url: `/users/${path}/prefs`, headers: user(as) });
+  assert.equal((await read('ALICE', 'alice')).statusCode, 404, "a token for alice is not ALICE's");
+  assert.equal((await read('alice', 'alice')).statusCode, 200);
+  assert.equal((await read(ALICE.toUpperCase(), ALICE)).statusCode, 200);
+  await app.close();
+});

@@ -28,7 +28,7 @@ declare module 'fastify' {
 export function actingUser(request: FastifyRequest, named: string | undefined): string {
   const caller = request.caller;
   if (caller.kind === 'user') {
-    if (named !== undefined && named.toLowerCase() !== caller.userId.toLowerCase()) {
+    if (named !== undefined && !sameUser(named, caller.userId)) {
       throw platformError('forbidden', {
         detail: "user_id names another user than the token's; leave it out or send your own",
       });
@@ -61,4 +61,11 @@ export function callerId(caller: Caller): string {
 /** Whether this caller may see everything of any user (operators of the whole system). */
 export function isStaff(caller: Caller): boolean {
   return caller.kind === 'admin' || caller.kind === 'service';
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** User ids compare exactly (`alice` is not `ALICE`), except UUIDs, which RFC 9562 compares without case. */
+export function sameUser(a: string, b: string): boolean {
+  return a === b || (UUID.test(a) && UUID.test(b) && a.toLowerCase() === b.toLowerCase());
 }

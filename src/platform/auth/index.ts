@@ -4,7 +4,7 @@ import type { Config } from '../config.ts';
 import { type AppError, platformError } from '../errors.ts';
 import type { RateLimiter, RatePolicy } from '../ratelimit/index.ts';
 import { type Access, describeAccess, SCHEMES, type SecurityScheme, securityOf } from './access.ts';
-import { type Caller, PUBLIC_CALLER } from './caller.ts';
+import { type Caller, PUBLIC_CALLER, sameUser } from './caller.ts';
 import { grants, grantsByDigest, keyDigest } from './keys.ts';
 import { createStaffSessions, type StaffSession, type StaffSessions } from './sessions.ts';
 import { createUserTokens, type UserTokens } from './user-tokens.ts';
@@ -309,7 +309,8 @@ function isPublicOnly(access: Access): boolean {
 function ownerChecked(request: FastifyRequest, access: Access, caller: Caller): Caller {
   if (caller.kind !== 'user' || typeof access.user !== 'object') return caller;
   const owner = (request.params as Record<string, string | undefined>)[access.user.param];
-  if (owner?.toLowerCase() !== caller.userId.toLowerCase()) throw platformError('not_found', 'No such user');
+  if (owner === undefined || !sameUser(owner, caller.userId))
+    throw platformError('not_found', 'No such user');
   return caller;
 }
 
