@@ -21,15 +21,37 @@ export interface Problem {
   [extra: string]: unknown;
 }
 
+/** The members every problem has; an extension field never replaces one of them. */
+const CORE_MEMBERS = ['type', 'title', 'status', 'detail', 'code', 'requestId'] as const;
+
+/**
+ * The problem document of an error: its core members, then its extension members. An extension
+ * named like a core member (`status`, `type`, …) would change what the problem says about itself
+ * (a client reads `status` as the HTTP status), so it is moved under `extensions` instead.
+ */
 export function problemFor(error: AppError, requestId: string): Problem {
-  return {
+  const core = {
     type: `/problems/${error.code}`,
     title: error.title,
     status: error.status,
     detail: error.message,
     code: error.code,
     requestId,
-    ...error.extras,
+  };
+  const extras = error.extras;
+  if (!CORE_MEMBERS.some((name) => Object.hasOwn(extras, name))) return { ...core, ...extras };
+  const rest: Record<string, unknown> = { ...extras };
+  const moved: Record<string, unknown> = {};
+  for (const name of CORE_MEMBERS) {
+    if (!Object.hasOwn(rest, name)) continue;
+    moved[name] = rest[name];
+    delete rest[name];
+  }
+  const own = rest.extensions;
+  return {
+    ...core,
+    ...rest,
+    extensions: typeof own === 'object' && own !== null ? { ...own, ...moved } : moved,
   };
 }
 
