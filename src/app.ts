@@ -18,6 +18,7 @@ import { registerProblemHandlers, sendProblem, sendRawProblem, toAppError } from
 import { requestIdFor } from './platform/http/request-id.ts';
 import { registerSecurityHeaders } from './platform/http/security.ts';
 import { createSseHub } from './platform/http/sse.ts';
+import { requestValidation } from './platform/http/validation.ts';
 import { createScheduler, type Scheduler } from './platform/jobs/index.ts';
 import { platformMigrations } from './platform/migrations.ts';
 import type { HealthCheck, ModuleInstance, PlatformDeps, ServiceModule } from './platform/module.ts';
@@ -92,6 +93,8 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
           platformError('uri_too_long', 'A path segment is longer than 200 characters'),
         ),
     },
+    // JSON bodies are validated as sent; query strings, params and form fields are coerced (validation.ts).
+    schemaController: requestValidation(),
     ajv: {
       customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: true },
     },

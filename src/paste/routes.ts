@@ -362,7 +362,7 @@ const EMPTY_CONTENT = {
 async function emptyContentCheck(request: CreateRequest) {
   const body = request.body as { content?: unknown } | null | undefined;
   const failed = request.validationError;
-  // ajv has coerced null and [''] to '' by now, as it did before minLength saw them.
+  // JSON bodies are not coerced (validation.ts): a content that is not a string failed the schema.
   if (typeof body !== 'object' || body === null || Array.isArray(body) || body.content !== '') {
     if (failed) throw failed;
     return;
