@@ -143,7 +143,7 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
   const auth = registerAuth(app, { config, limiter: adapters.limiter, clock: adapters.clock });
   registerProblemHandlers(app, [registerRequestMetrics(app, metrics)]);
   registerInputGuards(app);
-  registerIdempotency(app, db, adapters.clock, `idempotency:${config.secret}`);
+  registerIdempotency(app, db, adapters.clock, config.secret);
   await app.register(formbody);
   registerPages(
     app,
