@@ -29,7 +29,12 @@ import { createScheduler, type Scheduler } from './platform/jobs/index.ts';
 import { platformMigrations } from './platform/migrations.ts';
 import type { HealthCheck, ModuleInstance, PlatformDeps, ServiceModule } from './platform/module.ts';
 import { deferChildLoggers } from './platform/observability/lazy-logger.ts';
-import { createMetrics, type Metrics, registerRequestMetrics } from './platform/observability/metrics.ts';
+import {
+  createMetrics,
+  type Metrics,
+  registerMetricsEndpoint,
+  registerRequestMetrics,
+} from './platform/observability/metrics.ts';
 import { registerPages } from './platform/pages/index.ts';
 import type { Consumer } from './platform/queue/index.ts';
 
@@ -142,6 +147,8 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
   // Before any route: its onRoute hook installs each route's credential check.
   const auth = registerAuth(app, { config, limiter: adapters.limiter, clock: adapters.clock });
   registerProblemHandlers(app, [registerRequestMetrics(app, metrics)]);
+  // With METRICS_PORT the metrics are served there instead (server.ts), never on the API's port.
+  if (config.metricsPort === undefined) registerMetricsEndpoint(app, metrics.registry, config.metricsToken);
   registerInputGuards(app);
   registerIdempotency(app, db, adapters.clock, config.secret);
   await app.register(formbody);
