@@ -21,6 +21,7 @@ import {
   sendRawProblem,
   toAppError,
 } from './platform/http/problem.ts';
+import { registerUrlRedaction } from './platform/http/redact-url.ts';
 import { requestIdFor } from './platform/http/request-id.ts';
 import { registerSecurityHeaders } from './platform/http/security.ts';
 import { createSseHub } from './platform/http/sse.ts';
@@ -149,6 +150,7 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
   registerProblemHandlers(app, [registerRequestMetrics(app, metrics)]);
   // With METRICS_PORT the metrics are served there instead (server.ts), never on the API's port.
   if (config.metricsPort === undefined) registerMetricsEndpoint(app, metrics.registry, config.metricsToken);
+  registerUrlRedaction(app);
   registerInputGuards(app);
   registerIdempotency(app, db, adapters.clock, config.secret);
   await app.register(formbody);

@@ -126,6 +126,7 @@ export function bookingsRoutes(
   app.get(
     '/api/v1/tickets/:token',
     {
+      config: { redactUrl: true },
       schema: {
         tags,
         summary: "Check a ticket's QR code at the door",
