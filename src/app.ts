@@ -14,15 +14,28 @@ import { registerHealth } from './platform/http/health.ts';
 import { purgeExpiredIdempotencyKeys, registerIdempotency } from './platform/http/idempotency.ts';
 import { registerInputGuards } from './platform/http/input.ts';
 import { registerOpenApi } from './platform/http/openapi.ts';
-import { registerProblemHandlers, sendProblem, sendRawProblem, toAppError } from './platform/http/problem.ts';
+import {
+  answerClientError,
+  registerProblemHandlers,
+  sendProblem,
+  sendRawProblem,
+  toAppError,
+} from './platform/http/problem.ts';
+import { registerUrlRedaction } from './platform/http/redact-url.ts';
 import { requestIdFor } from './platform/http/request-id.ts';
 import { registerSecurityHeaders } from './platform/http/security.ts';
 import { createSseHub } from './platform/http/sse.ts';
+import { requestValidation } from './platform/http/validation.ts';
 import { createScheduler, type Scheduler } from './platform/jobs/index.ts';
 import { platformMigrations } from './platform/migrations.ts';
 import type { HealthCheck, ModuleInstance, PlatformDeps, ServiceModule } from './platform/module.ts';
 import { deferChildLoggers } from './platform/observability/lazy-logger.ts';
-import { createMetrics, type Metrics, registerRequestMetrics } from './platform/observability/metrics.ts';
+import {
+  createMetrics,
+  type Metrics,
+  registerMetricsEndpoint,
+  registerRequestMetrics,
+} from './platform/observability/metrics.ts';
 import { registerPages } from './platform/pages/index.ts';
 import type { Consumer } from './platform/queue/index.ts';
 
@@ -75,11 +88,9 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
     return503OnClosing: true,
-    // A request without Content-Length or Transfer-Encoding has no body; Node then starts it as an
-    // ended stream and skips its stream life cycle (read, 'end', destroy, 'close': ~9 000
-    // instructions of a small GET's ~73 000 under callgrind). Its 'close' event never fires, so a
-    // stream that must notice the client leaving listens on the response (sse.ts).
-    http: { optimizeEmptyRequests: true },
+    ...serverLimits(config),
+    // What the HTTP parser refuses before a request exists (431, 414, 408, 400) is problem+json too.
+    clientErrorHandler: (error, socket) => answerClientError(error, socket, { limits: config, log: app.log }),
     forceCloseConnections: 'idle',
     // Router errors that happen before routing get the same problem+json as everything else.
     frameworkErrors: (error, _request, reply) => sendProblem(reply, toAppError(error)),
@@ -92,10 +103,14 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
           platformError('uri_too_long', 'A path segment is longer than 200 characters'),
         ),
     },
+    // JSON bodies are validated as sent; query strings, params and form fields are coerced (validation.ts).
+    schemaController: requestValidation(),
     ajv: {
       customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: true },
     },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as FastifyInstance;
+  // Node's own property (not a constructor option): a request with more headers is refused (431).
+  app.server.maxHeadersCount = config.maxHeadersCount;
   // Request loggers are built on their first line (lazy-logger.ts).
   deferChildLoggers(app.log);
 
@@ -133,8 +148,11 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
   // Before any route: its onRoute hook installs each route's credential check.
   const auth = registerAuth(app, { config, limiter: adapters.limiter, clock: adapters.clock });
   registerProblemHandlers(app, [registerRequestMetrics(app, metrics)]);
+  // With METRICS_PORT the metrics are served there instead (server.ts), never on the API's port.
+  if (config.metricsPort === undefined) registerMetricsEndpoint(app, metrics.registry, config.metricsToken);
+  registerUrlRedaction(app);
   registerInputGuards(app);
-  registerIdempotency(app, db, adapters.clock, `idempotency:${config.secret}`);
+  registerIdempotency(app, db, adapters.clock, config.secret);
   await app.register(formbody);
   registerPages(
     app,
@@ -210,6 +228,34 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
     for (const instance of [...instances.values()].reverse()) await instance.close?.();
   });
   return app;
+}
+
+/**
+ * Timeouts and header limits of the HTTP server. Node's request and headers timeouts bound how
+ * long *receiving* a request may take (a slow-loris client sending its headers a byte at a time),
+ * never the response: an SSE stream answers a request received long ago and lives on. Node looks
+ * for late requests every `connectionsCheckingInterval` (30 s by default, longer than the headers
+ * timeout itself); a quarter of the shortest timeout keeps the cut-off close to the setting. Each
+ * check walks only the connections with a request still arriving.
+ */
+function serverLimits(config: Config) {
+  const shortest = Math.min(config.headersTimeoutMs, config.requestTimeoutMs || Number.POSITIVE_INFINITY);
+  return {
+    requestTimeout: config.requestTimeoutMs,
+    connectionTimeout: config.connectionTimeoutMs,
+    keepAliveTimeout: config.keepAliveTimeoutMs,
+    http: {
+      // A request without Content-Length or Transfer-Encoding has no body; Node then starts it as an
+      // ended stream and skips its stream life cycle (read, 'end', destroy, 'close': ~9 000
+      // instructions of a small GET's ~73 000 under callgrind). Its 'close' event never fires, so a
+      // stream that must notice the client leaving listens on the response (sse.ts).
+      optimizeEmptyRequests: true,
+      requestTimeout: config.requestTimeoutMs,
+      headersTimeout: config.headersTimeoutMs,
+      connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(shortest / 4))),
+      maxHeaderSize: config.maxHeaderBytes,
+    },
+  };
 }
 
 async function moduleHealth(instances: Map<string, ModuleInstance>): Promise<Record<string, HealthCheck>> {

@@ -1,8 +1,13 @@
 import closeWithGrace from 'close-with-grace';
+import Fastify from 'fastify';
 import { type App, buildApp } from './app.ts';
 import { createAdapters } from './platform/adapters.ts';
 import { createOffsetClock, type OffsetClock, systemClock } from './platform/clock.ts';
 import type { Config } from './platform/config.ts';
+import { registerProblemHandlers } from './platform/http/problem.ts';
+import { requestIdFor } from './platform/http/request-id.ts';
+import { registerSecurityHeaders } from './platform/http/security.ts';
+import { registerMetricsEndpoint } from './platform/observability/metrics.ts';
 
 export interface StartOptions {
   /** Lets a test harness add routes before the server listens. */
@@ -20,16 +25,19 @@ export async function start(config: Config, options: StartOptions = {}): Promise
   const app = await buildApp(config, adapters, { routes: config.role === 'api' || config.role === 'all' });
   if (config.testClock) registerTestClock(app, clock as OffsetClock);
   await options.beforeListen?.(app);
+  let metricsServer: App | undefined;
 
   closeWithGrace({ delay: config.shutdownTimeoutMs }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after an error');
     else app.log.info({ signal }, 'shutting down: finishing in-flight requests and jobs');
     await app.close();
+    await metricsServer?.close();
     await adapters.close();
     app.log.info('shut down cleanly');
   });
 
   await app.listen({ port: config.port, host: config.host });
+  if (config.metricsPort !== undefined) metricsServer = await listenMetrics(config, app);
   if (config.role === 'worker' || config.role === 'all') await app.platform.startWorkers();
   if (config.role === 'scheduler' || config.role === 'all') app.platform.startScheduler();
   const address = app.server.address();
@@ -45,6 +53,24 @@ export async function start(config: Config, options: StartOptions = {}): Promise
     `ready on ${config.baseUrl}`,
   );
   return app;
+}
+
+/**
+ * METRICS_PORT: `/metrics` on a listen address of its own (one only the scraper reaches), and
+ * not on the API's port at all (buildApp leaves it out). METRICS_TOKEN applies here too.
+ */
+export async function listenMetrics(config: Config, app: App): Promise<App> {
+  const server = Fastify({
+    loggerInstance: app.log,
+    genReqId: requestIdFor,
+    connectionTimeout: config.connectionTimeoutMs,
+    requestTimeout: config.requestTimeoutMs,
+  }) as unknown as App;
+  registerSecurityHeaders(server);
+  registerProblemHandlers(server);
+  registerMetricsEndpoint(server, app.platform.metrics.registry, config.metricsToken);
+  await server.listen({ port: config.metricsPort, host: config.metricsHost });
+  return server;
 }
 
 /** TEST_CLOCK=1 only (config refuses it in production): lets a browser test move the server's clock. */

@@ -86,6 +86,9 @@ describe('POST /api/notifications', () => {
       'unknown_type',
     );
     assert.deepEqual(unknownType.channels, ['email']);
+    // The problem's `type` stays the problem's; the notification type has a member of its own.
+    assert.equal(unknownType.type, '/problems/unknown_type');
+    assert.equal(unknownType.notification_type, 'nope');
     assertProblem(await t.send(order(userId, ['email', 'fax'])), 422, 'unknown_channel');
     const missing = assertProblem(
       await t.send({ ...order(userId, ['sms']), data: {} }),

@@ -56,7 +56,7 @@ export function createAccept(deps: {
     if (unknown.length > 0) {
       throw err('unknown_type', {
         detail: `No template for type "${type}" on ${unknown.map((p) => p.channel).join(', ')}`,
-        extras: { type, channels: unknown.map((p) => p.channel) },
+        extras: { notification_type: type, channels: unknown.map((p) => p.channel) },
       });
     }
     const missing = [...new Set(problems.flatMap((p) => p.missing ?? []))];

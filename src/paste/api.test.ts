@@ -266,9 +266,10 @@ describe('refusals', () => {
     };
     const empty = { field: 'body.content', message: 'must NOT have fewer than 1 characters' };
     assert.deepEqual(await errors({ content: '' }), [empty]);
-    // ajv coerces null and [''] to '' before the check.
-    assert.deepEqual(await errors({ content: null }), [empty]);
-    assert.deepEqual(await errors({ content: [''] }), [empty]);
+    // A JSON body is not coerced: null and [''] are not text, so they are not empty text either.
+    const notText = { field: 'body.content', message: 'must be string' };
+    assert.deepEqual(await errors({ content: null }), [notText]);
+    assert.deepEqual(await errors({ content: [''] }), [notText]);
     assert.deepEqual(await errors({ content: '', colour: 'red', syntax: 'x'.repeat(51), expires_in: 59 }), [
       { field: 'body.colour', message: 'must NOT have additional properties' },
       empty,

@@ -331,8 +331,9 @@ function createRoutes(scope: FastifyInstance, service: PasteService) {
     if (!raw) return reply.send(created);
     return reply.header('x-delete-token', created.delete_token).type(TEXT_TYPE).send(`${created.url}\n`);
   };
-  // Anonymous by design (limited per address); the owner's key makes the paste theirs.
-  const config = { access: PUBLIC_OR_OWNER, idempotency: { scope: 'paste.create' } };
+  // Anonymous by design (limited per address); the owner's key makes the paste theirs. A raw
+  // create may carry its password in the query string, so access logs show the path alone.
+  const config = { access: PUBLIC_OR_OWNER, idempotency: { scope: 'paste.create' }, redactUrl: true };
   // Schema errors are attached rather than thrown so that emptyContentCheck, the first preHandler
   // (before the idempotency one), can throw them together with its own.
   const options = { config, attachValidation: true, preHandler: emptyContentCheck };
@@ -362,7 +363,7 @@ const EMPTY_CONTENT = {
 async function emptyContentCheck(request: CreateRequest) {
   const body = request.body as { content?: unknown } | null | undefined;
   const failed = request.validationError;
-  // ajv has coerced null and [''] to '' by now, as it did before minLength saw them.
+  // JSON bodies are not coerced (validation.ts): a content that is not a string failed the schema.
   if (typeof body !== 'object' || body === null || Array.isArray(body) || body.content !== '') {
     if (failed) throw failed;
     return;

@@ -64,6 +64,25 @@ export interface Config {
    * browser test can watch things expire. Never set it on a real deployment; production refuses it.
    */
   testClock: boolean;
+  // HTTP hardening: the server's limits and who may read /metrics.
+  /** Longest time to receive a whole request, headers and body (`REQUEST_TIMEOUT_MS`; 0: no limit). */
+  requestTimeoutMs: number;
+  /** Longest time to receive a request's headers (`HEADERS_TIMEOUT_MS`): a slow-loris client is cut off. */
+  headersTimeoutMs: number;
+  /** A socket with no traffic either way for this long is closed (`CONNECTION_TIMEOUT_MS`). */
+  connectionTimeoutMs: number;
+  /** How long an idle keep-alive connection is kept (`KEEP_ALIVE_TIMEOUT_MS`). */
+  keepAliveTimeoutMs: number;
+  /** Largest request line plus headers, in bytes (`MAX_HEADER_BYTES`); past it, 431. */
+  maxHeaderBytes: number;
+  /** Most headers a request may have (`MAX_HEADERS_COUNT`); past it, 431. */
+  maxHeadersCount: number;
+  /** When set, `/metrics` needs `Authorization: Bearer <token>` (`METRICS_TOKEN`). */
+  metricsToken?: string;
+  /** When set, `/metrics` is served on this port only, not on the API's (`METRICS_PORT`). */
+  metricsPort?: number;
+  /** Listen address of the metrics port (`METRICS_HOST`, default `HOST`). */
+  metricsHost: string;
   /**
    * The environment the config was read from. A module reads its own settings here (and validates
    * them itself, throwing ConfigError), so tests pass them like any other override.
@@ -123,6 +142,7 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: Env = pr
     paymentWebhookSecret: env.PAYMENT_WEBHOOK_SECRET
       ? minLength('PAYMENT_WEBHOOK_SECRET', env.PAYMENT_WEBHOOK_SECRET, 16)
       : createHmac('sha256', secret).update('payments.webhook').digest('base64url'),
+    ...httpLimits(env, host),
     env,
   };
   refuseUnsafeProduction(config);
@@ -159,6 +179,32 @@ function trustProxy(raw: string): Config['trustProxy'] {
     }
   }
   return proxies;
+}
+
+/**
+ * The HTTP server's limits and the metrics endpoint's access. The headers timeout cannot exceed
+ * the request timeout (Node refuses it). Keep the connection timeout above the SSE heartbeat
+ * (15 s): the heartbeat is the only traffic on a quiet live stream's socket.
+ */
+function httpLimits(env: Env, host: string) {
+  const requestTimeoutMs = int('REQUEST_TIMEOUT_MS', env.REQUEST_TIMEOUT_MS ?? '60000', 0, 3_600_000);
+  const headersTimeoutMs = int('HEADERS_TIMEOUT_MS', env.HEADERS_TIMEOUT_MS ?? '10000', 100, 600_000);
+  if (requestTimeoutMs > 0 && headersTimeoutMs > requestTimeoutMs) {
+    throw new ConfigError(
+      `HEADERS_TIMEOUT_MS (${headersTimeoutMs}) must not exceed REQUEST_TIMEOUT_MS (${requestTimeoutMs})`,
+    );
+  }
+  return {
+    requestTimeoutMs,
+    headersTimeoutMs,
+    connectionTimeoutMs: int('CONNECTION_TIMEOUT_MS', env.CONNECTION_TIMEOUT_MS ?? '60000', 1000, 3_600_000),
+    keepAliveTimeoutMs: int('KEEP_ALIVE_TIMEOUT_MS', env.KEEP_ALIVE_TIMEOUT_MS ?? '72000', 1000, 600_000),
+    maxHeaderBytes: int('MAX_HEADER_BYTES', env.MAX_HEADER_BYTES ?? '16384', 1024, 1_048_576),
+    maxHeadersCount: int('MAX_HEADERS_COUNT', env.MAX_HEADERS_COUNT ?? '100', 10, 2000),
+    metricsToken: env.METRICS_TOKEN ? minLength('METRICS_TOKEN', env.METRICS_TOKEN, 16) : undefined,
+    metricsPort: env.METRICS_PORT ? int('METRICS_PORT', env.METRICS_PORT, 0, 65535) : undefined,
+    metricsHost: env.METRICS_HOST || host,
+  };
 }
 
 function testClock(env: Env): boolean {

@@ -177,7 +177,10 @@ describe('a failed payment', () => {
     const held = await freshHold();
     const response = await book(t, held, TEST_CARDS.declined);
     const body = assertProblem(response, 402, 'payment_declined');
-    assert.equal(body.status, 'FAILED');
+    // The problem's own members say what the problem is; the booking's state rides beside them.
+    assert.equal(body.status, 402);
+    assert.equal(body.type, '/problems/payment_declined');
+    assert.equal(body.booking_status, 'FAILED');
     assert.equal(body.failure_code, 'card_declined');
     assert.equal((await booking(body.booking_id, held.user_id)).status, 'FAILED');
     assert.equal(await holdStatus(held), 'RELEASED');

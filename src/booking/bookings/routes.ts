@@ -137,7 +137,7 @@ export function bookingsRoutes(app: FastifyInstance, bookings: BookingsService) 
   app.get(
     '/api/v1/tickets/:token',
     {
-      config: { access: { operator: 'booking:door', admin: true } },
+      config: { access: { operator: 'booking:door', admin: true }, redactUrl: true },
       schema: {
         tags,
         summary: "Check a ticket's QR code at the door",

@@ -180,7 +180,7 @@ export function createBookingsService(deps: {
           detail: outcome.failureMessage ?? 'The card was declined; the seats were released',
           extras: {
             booking_id: current.id,
-            status: current.status,
+            booking_status: current.status,
             failure_code: outcome.failureCode,
             payment_id: outcome.id,
           },
@@ -188,7 +188,7 @@ export function createBookingsService(deps: {
       }
       throw err('hold_expired', {
         detail: 'The seats were released before the payment completed; the payment is refunded',
-        extras: { booking_id: current.id, status: current.status },
+        extras: { booking_id: current.id, booking_status: current.status },
       });
     },
 

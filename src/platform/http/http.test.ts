@@ -34,6 +34,12 @@ before(async () => {
   app.get('/teapot', async () => {
     throw platformError('conflict', { detail: 'Already done', extras: { seats: ['C7'] } });
   });
+  app.get('/clash', async () => {
+    throw platformError('conflict', {
+      detail: 'Extension members named like core ones',
+      extras: { status: 'FAILED', type: 'seat', requestId: 'mine', seats: ['C7'] },
+    });
+  });
   const orders = {
     config: { access: { public: true, user: true }, idempotency: { scope: 'orders' } },
   } as const;
@@ -157,6 +163,16 @@ describe('problem+json for every failure', () => {
     const body = assertProblem(await app.inject({ method: 'GET', url: '/teapot' }), 409, 'conflict');
     assert.deepEqual(body.seats, ['C7']);
     assert.equal(body.detail, 'Already done');
+  });
+
+  test('an extension member never replaces a core member: it moves under `extensions`', async () => {
+    const response = await app.inject({ method: 'GET', url: '/clash' });
+    const body = assertProblem(response, 409, 'conflict');
+    assert.equal(body.status, 409);
+    assert.equal(body.type, '/problems/conflict');
+    assert.equal(body.requestId, response.headers['x-request-id']);
+    assert.deepEqual(body.seats, ['C7']);
+    assert.deepEqual(body.extensions, { status: 'FAILED', type: 'seat', requestId: 'mine' });
   });
 
   test('a client request id is echoed, a missing one generated', async () => {

@@ -5,6 +5,7 @@ import { callerId } from '../auth/caller.ts';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/index.ts';
 import { platformError } from '../errors.ts';
+import { createResponseSeal, type StoredResponse } from './response-seal.ts';
 
 /**
  * `Idempotency-Key` for POSTs that create or pay (draft-ietf-httpapi-idempotency-key-header,
@@ -34,10 +35,14 @@ const TTL_MS = 24 * 3600_000;
 const REPLAYED_HEADERS = ['content-type', 'location', 'cache-control'];
 
 /**
- * `hashKey` keys the stored request fingerprint (HMAC): bodies may carry card details, and a
- * plain hash of a card number can be brute-forced (PCI DSS wants keyed hashes of PANs).
+ * Keys derived from the app secret: `hashKey` keys the stored request fingerprint (HMAC), since
+ * bodies may carry card details and a plain hash of a card number can be brute-forced (PCI DSS
+ * wants keyed hashes of PANs); the stored responses are sealed (response-seal.ts), since they
+ * carry secrets shown once (a paste's delete token, a ticket token).
  */
-export function registerIdempotency(app: FastifyInstance, db: Db, clock: Clock, hashKey: string): void {
+export function registerIdempotency(app: FastifyInstance, db: Db, clock: Clock, secret: string): void {
+  const hashKey = `idempotency:${secret}`;
+  const seal = createResponseSeal(secret);
   // Hooks go only on routes that opt in, so every other route pays nothing for the feature.
   app.addHook('onRoute', (route) => {
     if (!route.config?.idempotency) return;
@@ -67,27 +72,27 @@ export function registerIdempotency(app: FastifyInstance, db: Db, clock: Clock, 
     }
     const scope = scopeOf(request, config);
     const hash = requestHash(request, hashKey);
-    const now = clock.now();
-    const claimed = await sql`
-      insert into idempotency_keys (scope, key, request_hash, status, created_at, expires_at)
-      values (${scope}, ${key}, ${hash}, 'in_progress', ${now}, ${new Date(now.getTime() + TTL_MS)})
-      on conflict (scope, key) do update
-        set request_hash = excluded.request_hash, status = 'in_progress', created_at = excluded.created_at,
-            expires_at = excluded.expires_at, response_status = null, response_headers = null, response_body = null
-        where idempotency_keys.expires_at <= ${now}`.execute(db);
-    if (Number(claimed.numAffectedRows ?? 0n) > 0) {
+    const stored = (await claimKey(scope, key, hash)) ? 'claimed' : await storedAnswer(scope, key, hash);
+    if (stored === 'claimed') {
       request.idempotencyClaim = { scope, key, settled: false };
       return;
     }
-    const { rows } = await sql<{
-      request_hash: string;
-      status: string;
-      response_status: number | null;
-      response_headers: Record<string, string> | null;
-      response_body: string | null;
-    }>`select request_hash, status, response_status, response_headers, response_body
-       from idempotency_keys where scope = ${scope} and key = ${key}`.execute(db);
-    const stored = rows[0];
+    for (const [name, value] of Object.entries(stored.headers)) reply.header(name, value);
+    reply.header('idempotent-replayed', 'true');
+    return reply.code(stored.status).send(stored.body);
+  }
+
+  /**
+   * The answer stored under a key this request could not claim: 422 for another body, 409 while
+   * the first is still running. One sealed under another APP_SECRET cannot be replayed, so the
+   * key starts afresh ('claimed').
+   */
+  async function storedAnswer(
+    scope: string,
+    key: string,
+    hash: string,
+  ): Promise<(StoredResponse & { status: number }) | 'claimed'> {
+    const stored = await storedRow(scope, key);
     if (!stored) throw platformError('idempotency_in_progress', { headers: { 'Retry-After': '1' } });
     if (stored.request_hash !== hash) {
       throw platformError(
@@ -98,9 +103,43 @@ export function registerIdempotency(app: FastifyInstance, db: Db, clock: Clock, 
     if (stored.status !== 'done') {
       throw platformError('idempotency_in_progress', { headers: { 'Retry-After': '1' } });
     }
-    for (const [name, value] of Object.entries(stored.response_headers ?? {})) reply.header(name, value);
-    reply.header('idempotent-replayed', 'true');
-    return reply.code(stored.response_status ?? 200).send(stored.response_body ?? '');
+    const response = storedResponse(stored, scope, key);
+    if (response) return { ...response, status: stored.response_status ?? 200 };
+    await sql`delete from idempotency_keys where scope = ${scope} and key = ${key}
+      and response_body = ${stored.response_body}`.execute(db);
+    if (await claimKey(scope, key, hash)) return 'claimed';
+    throw platformError('idempotency_in_progress', { headers: { 'Retry-After': '1' } });
+  }
+
+  /** Takes the key for this request: a new row, or one whose 24 h are over. */
+  async function claimKey(scope: string, key: string, hash: string): Promise<boolean> {
+    const now = clock.now();
+    const claimed = await sql`
+      insert into idempotency_keys (scope, key, request_hash, status, created_at, expires_at)
+      values (${scope}, ${key}, ${hash}, 'in_progress', ${now}, ${new Date(now.getTime() + TTL_MS)})
+      on conflict (scope, key) do update
+        set request_hash = excluded.request_hash, status = 'in_progress', created_at = excluded.created_at,
+            expires_at = excluded.expires_at, response_status = null, response_headers = null, response_body = null
+        where idempotency_keys.expires_at <= ${now}`.execute(db);
+    return Number(claimed.numAffectedRows ?? 0n) > 0;
+  }
+
+  async function storedRow(scope: string, key: string): Promise<StoredRow | undefined> {
+    const { rows } =
+      await sql<StoredRow>`select request_hash, status, response_status, response_headers, response_body
+       from idempotency_keys where scope = ${scope} and key = ${key}`.execute(db);
+    return rows[0];
+  }
+
+  /**
+   * A sealed row keeps its headers inside the sealed text and `response_headers` null; a row
+   * stored in plain text before sealing existed has them in `response_headers`, and replays as
+   * it was until it expires. Undefined: sealed, but not by this secret.
+   */
+  function storedResponse(row: StoredRow, scope: string, key: string): StoredResponse | undefined {
+    if (row.response_headers !== null)
+      return { headers: row.response_headers, body: row.response_body ?? '' };
+    return seal.open(row.response_body ?? '', scope, key);
   }
 
   async function idempotencyOnSend(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
@@ -116,8 +155,9 @@ export function registerIdempotency(app: FastifyInstance, db: Db, clock: Clock, 
       const value = reply.getHeader(name);
       if (value !== undefined) headers[name] = String(value);
     }
+    const sealed = seal.close({ headers, body: payload.toString() }, claim.scope, claim.key);
     await sql`update idempotency_keys set status = 'done', response_status = ${reply.statusCode},
-        response_headers = ${JSON.stringify(headers)}::jsonb, response_body = ${payload.toString()}
+        response_headers = null, response_body = ${sealed}
       where scope = ${claim.scope} and key = ${claim.key}`.execute(db);
     return payload;
   }
@@ -131,6 +171,14 @@ export function registerIdempotency(app: FastifyInstance, db: Db, clock: Clock, 
       await release(db, claim).catch(() => {});
     }
   }
+}
+
+interface StoredRow {
+  request_hash: string;
+  status: string;
+  response_status: number | null;
+  response_headers: Record<string, string> | null;
+  response_body: string | null;
 }
 
 function asArray<T>(value: T | T[] | undefined): T[] {

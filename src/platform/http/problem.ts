@@ -1,5 +1,8 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type {
+  ConnectionError,
+  FastifyBaseLogger,
   FastifyError,
   FastifyInstance,
   FastifyReply,
@@ -7,7 +10,7 @@ import type {
   preHandlerHookHandler,
 } from 'fastify';
 import { AppError, isUnavailableError, platformError } from '../errors.ts';
-import { requestIdFor } from './request-id.ts';
+import { newRequestId, requestIdFor } from './request-id.ts';
 
 export const PROBLEM_TYPE = 'application/problem+json; charset=utf-8';
 
@@ -21,15 +24,37 @@ export interface Problem {
   [extra: string]: unknown;
 }
 
+/** The members every problem has; an extension field never replaces one of them. */
+const CORE_MEMBERS = ['type', 'title', 'status', 'detail', 'code', 'requestId'] as const;
+
+/**
+ * The problem document of an error: its core members, then its extension members. An extension
+ * named like a core member (`status`, `type`, …) would change what the problem says about itself
+ * (a client reads `status` as the HTTP status), so it is moved under `extensions` instead.
+ */
 export function problemFor(error: AppError, requestId: string): Problem {
-  return {
+  const core = {
     type: `/problems/${error.code}`,
     title: error.title,
     status: error.status,
     detail: error.message,
     code: error.code,
     requestId,
-    ...error.extras,
+  };
+  const extras = error.extras;
+  if (!CORE_MEMBERS.some((name) => Object.hasOwn(extras, name))) return { ...core, ...extras };
+  const rest: Record<string, unknown> = { ...extras };
+  const moved: Record<string, unknown> = {};
+  for (const name of CORE_MEMBERS) {
+    if (!Object.hasOwn(rest, name)) continue;
+    moved[name] = rest[name];
+    delete rest[name];
+  }
+  const own = rest.extensions;
+  return {
+    ...core,
+    ...rest,
+    extensions: typeof own === 'object' && own !== null ? { ...own, ...moved } : moved,
   };
 }
 
@@ -108,6 +133,71 @@ export function sendRawProblem(request: IncomingMessage, response: ServerRespons
     'x-request-id': requestId,
   });
   response.end(JSON.stringify(problemFor(error, requestId)));
+}
+
+/**
+ * Fastify's `clientErrorHandler`: what Node's HTTP parser refuses before any request exists — a
+ * request line or headers over MAX_HEADER_BYTES, a request not received within the timeouts,
+ * bytes that are not HTTP — gets the same problem+json as everything else (with a request id of
+ * its own, since none came in), then the connection is closed.
+ */
+export function answerClientError(
+  error: ConnectionError,
+  socket: Socket,
+  options: { limits: HeaderLimits; log: FastifyBaseLogger },
+): void {
+  // A reset connection has nobody left to answer.
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const refusal = parserRefusal(error, options.limits);
+  options.log.debug({ code: refusal.code, reason: error.code }, 'refused by the HTTP parser');
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const requestId = newRequestId();
+  const body = JSON.stringify(problemFor(refusal, requestId));
+  const head = [
+    `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}`,
+    `content-type: ${PROBLEM_TYPE}`,
+    `content-length: ${Buffer.byteLength(body)}`,
+    'x-content-type-options: nosniff',
+    `x-request-id: ${requestId}`,
+    'connection: close',
+  ];
+  socket.end(`${head.join('\r\n')}\r\n\r\n${body}`, () => socket.destroy());
+}
+
+interface HeaderLimits {
+  maxHeaderBytes: number;
+  maxHeadersCount: number;
+}
+
+function parserRefusal(error: ConnectionError, limits: HeaderLimits): AppError {
+  switch (error.code) {
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return platformError('request_timeout', 'The request did not arrive in full within the time allowed');
+    // Node reports both a request over the byte limit and one over the header count this way.
+    case 'HPE_HEADER_OVERFLOW':
+      return requestLineTooLong(error.rawPacket, limits.maxHeaderBytes)
+        ? platformError('uri_too_long', `The request line is longer than ${limits.maxHeaderBytes} bytes`)
+        : platformError(
+            'headers_too_large',
+            `At most ${limits.maxHeadersCount} headers and ${limits.maxHeaderBytes} bytes of request line and headers`,
+          );
+    default:
+      return platformError('bad_request', 'The request is not valid HTTP/1.1');
+  }
+}
+
+/**
+ * Node's limit counts the request line and the headers together; when the request line alone
+ * is over it, the URI is what is too long (414), else the headers (431). Only the chunk being
+ * parsed is at hand: a request line split over several reads is answered 431.
+ */
+function requestLineTooLong(rawPacket: unknown, maxHeaderBytes: number): boolean {
+  if (!Buffer.isBuffer(rawPacket) || !/^[A-Z]+ /.test(rawPacket.toString('latin1', 0, 16))) return false;
+  const end = rawPacket.indexOf('\r\n');
+  return (end === -1 ? rawPacket.length : end) > maxHeaderBytes;
 }
 
 /** `notFoundHooks`: run before the not-found handler (the request metrics' recorder). */

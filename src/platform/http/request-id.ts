@@ -10,6 +10,11 @@ let counter = 0;
 export function requestIdFor(request: IncomingMessage): string {
   const incoming = request.headers['x-request-id'];
   if (typeof incoming === 'string' && ACCEPTED.test(incoming)) return incoming;
+  return newRequestId();
+}
+
+/** A fresh id, for answers given before a request exists (the HTTP parser's refusals). */
+export function newRequestId(): string {
   counter = (counter + 1) % Number.MAX_SAFE_INTEGER;
   return `${prefix}-${counter.toString(36)}`;
 }

@@ -1,5 +1,12 @@
-import type { FastifyInstance, onResponseHookHandler, preHandlerHookHandler } from 'fastify';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type {
+  FastifyInstance,
+  onRequestHookHandler,
+  onResponseHookHandler,
+  preHandlerHookHandler,
+} from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, type Metric, Registry } from 'prom-client';
+import { platformError } from '../errors.ts';
 
 /**
  * One registry per app instance (tests build many apps in one process). Services add their
@@ -212,10 +219,6 @@ export function registerRequestMetrics(app: FastifyInstance, metrics: Metrics): 
       route.onResponse = [...asArray(route.onResponse), record];
     }
   });
-  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
-    reply.type(metrics.registry.contentType);
-    return metrics.registry.metrics();
-  });
   const unmatched = new Map<string, RouteSeries>();
   return (request, reply, done) => {
     let series = unmatched.get(request.method);
@@ -227,6 +230,34 @@ export function registerRequestMetrics(app: FastifyInstance, metrics: Metrics): 
     reply.raw.once('finish', () => recorded.observe(reply.statusCode, reply.elapsedTime / 1000));
     done();
   };
+}
+
+/**
+ * `GET /metrics` (Prometheus text). With a token, only a scraper that sends
+ * `Authorization: Bearer <token>` reads it: the two sides are compared as SHA-256 digests in
+ * constant time, so neither the comparison's time nor its length says how much was right.
+ */
+export function registerMetricsEndpoint(app: FastifyInstance, registry: Registry, token?: string): void {
+  const expected = token === undefined ? undefined : digest(`Bearer ${token}`);
+  const onRequest: onRequestHookHandler = (request, _reply, done) => {
+    if (expected === undefined || timingSafeEqual(digest(request.headers.authorization ?? ''), expected)) {
+      return done();
+    }
+    done(
+      platformError('unauthorized', {
+        detail: 'The metrics need Authorization: Bearer <METRICS_TOKEN>',
+        headers: { 'WWW-Authenticate': 'Bearer realm="metrics"' },
+      }),
+    );
+  };
+  app.get('/metrics', { schema: { hide: true }, onRequest }, async (_request, reply) => {
+    reply.type(registry.contentType);
+    return registry.metrics();
+  });
+}
+
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text).digest();
 }
 
 function asArray<T>(value: T | T[] | undefined): T[] {

@@ -1,0 +1,34 @@
+import AjvCompiler from '@fastify/ajv-compiler';
+import type { FastifyServerOptions } from 'fastify';
+
+type SchemaController = NonNullable<FastifyServerOptions['schemaController']>;
+type BuildValidator = AjvCompiler.BuildCompilerFromPool;
+type AjvServerOptions = NonNullable<Parameters<BuildValidator>[1]>;
+type Compile = (route: { schema: unknown; httpPart?: string; contentType?: string }) => unknown;
+
+/** Bodies of these types arrive as text fields, so their schemas may turn "3600" into 3600. */
+const FORM_TYPES = new Set(['application/x-www-form-urlencoded', 'multipart/form-data']);
+
+/**
+ * Fastify's `schemaController` with two ajv instances (Fastify's own compiler, built twice). A
+ * JSON body is checked as sent: `{"content": 42}` is a 400 naming the field, never the text "42",
+ * and `{"is_private": "false"}` never a `true`-ish string taken at its word. A query string, path
+ * parameters, headers and form fields are text by nature, so they are coerced to the schema's
+ * types as before (`?limit=20`, `/shows/7`).
+ */
+export function requestValidation(): SchemaController {
+  const fromPool = AjvCompiler();
+  const buildValidator = (externalSchemas: Parameters<BuildValidator>[0], options?: AjvServerOptions) => {
+    const build = (coerceTypes: false | 'array') =>
+      fromPool(externalSchemas, {
+        ...options,
+        customOptions: { ...options?.customOptions, coerceTypes },
+      } as AjvServerOptions) as unknown as Compile;
+    const exact = build(false);
+    const coercing = build('array');
+    const compile: Compile = (route) =>
+      route.httpPart === 'body' && !FORM_TYPES.has(route.contentType ?? '') ? exact(route) : coercing(route);
+    return compile;
+  };
+  return { compilersFactory: { buildValidator: buildValidator as unknown as BuildValidator } };
+}
