@@ -45,6 +45,7 @@ test('nginx sends traffic to exactly the API instances', () => {
   assert.deepEqual(proxied, apis);
   assert.match(nginx, /proxy_buffering off/, 'SSE is not buffered');
   assert.match(nginx, /X-Request-Id/, 'request ids pass through');
+  assert.match(nginx, /location = \/metrics \{\s*return 404;/, '/metrics is not served to the public');
 });
 
 test('the systemd unit runs the pinned Node on src/main.ts and stops with SIGTERM', () => {
