@@ -12,6 +12,7 @@ import {
 } from './auth/keys.ts';
 import { refuseUnsafeProduction } from './auth/production.ts';
 import { ConfigError } from './config-error.ts';
+import { bool, int, list, minLength, oneOf, optionalUrl, pattern, url } from './env.ts';
 
 export const SERVICE_NAMES = ['paste', 'notify', 'booking', 'parking'] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
@@ -225,65 +226,4 @@ function parseFlags(argv: string[]): Record<string, string> {
     flags[match[1]] = match[2] ?? 'true';
   }
   return flags;
-}
-
-function int(name: string, raw: string, min: number, max: number): number {
-  const value = Number(raw);
-  if (!/^\d+$/.test(raw.trim()) || value < min || value > max) {
-    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
-  }
-  return value;
-}
-
-function bool(name: string, raw: string): boolean {
-  if (['true', '1', 'yes'].includes(raw)) return true;
-  if (['false', '0', 'no', ''].includes(raw)) return false;
-  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
-}
-
-function oneOf<T extends string>(name: string, raw: string, allowed: readonly T[]): T {
-  if (!allowed.includes(raw as T))
-    throw new ConfigError(`${name} must be one of ${allowed.join('|')}, got "${raw}"`);
-  return raw as T;
-}
-
-function list<T extends string>(name: string, raw: string, allowed: readonly T[]): T[] {
-  const items = raw
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  if (items.length === 0) throw new ConfigError(`${name} must name at least one of ${allowed.join(',')}`);
-  return [...new Set(items.map((item) => oneOf(name, item, allowed)))];
-}
-
-function url(name: string, raw: string): string {
-  try {
-    return new URL(raw).toString();
-  } catch {
-    throw new ConfigError(`${name} must be an absolute URL, got "${raw}"`);
-  }
-}
-
-function optionalUrl(name: string, raw: string | undefined, protocols: string[]): string | undefined {
-  if (raw === undefined || raw === '') return undefined;
-  let parsed: URL;
-  try {
-    parsed = new URL(raw);
-  } catch {
-    throw new ConfigError(`${name} must be a URL like ${protocols[0]}//host:port, got "${raw}"`);
-  }
-  if (!protocols.includes(parsed.protocol)) {
-    throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got "${parsed.protocol}"`);
-  }
-  return raw;
-}
-
-function pattern(name: string, raw: string, re: RegExp): string {
-  if (!re.test(raw)) throw new ConfigError(`${name} must match ${re}, got "${raw}"`);
-  return raw;
-}
-
-function minLength(name: string, raw: string, min: number): string {
-  if (raw.length < min) throw new ConfigError(`${name} must be at least ${min} characters`);
-  return raw;
 }

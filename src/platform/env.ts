@@ -1,0 +1,90 @@
+import { ConfigError } from './config-error.ts';
+
+/**
+ * Every setting is read through these: each parses one raw value and, when it is not right,
+ * throws a ConfigError naming the variable (the process exits with that one line). `envReader`
+ * wraps them with defaults for a module's own settings (`readBookingSettings(config.env)`).
+ */
+export type Env = Readonly<Record<string, string | undefined>>;
+
+export function envReader(env: Env) {
+  const raw = (name: string) => {
+    const value = env[name];
+    return value === undefined || value.trim() === '' ? undefined : value.trim();
+  };
+  return {
+    /** The value as given, or undefined when unset or empty. */
+    optional: raw,
+    string: (name: string, fallback: string) => raw(name) ?? fallback,
+    int: (name: string, fallback: number, min: number, max: number) =>
+      int(name, raw(name) ?? String(fallback), min, max),
+    bool: (name: string, fallback: boolean) => bool(name, raw(name) ?? String(fallback)),
+    oneOf: <T extends string>(name: string, fallback: T, allowed: readonly T[]) =>
+      oneOf(name, raw(name) ?? fallback, allowed),
+    list: <T extends string>(name: string, fallback: readonly T[], allowed: readonly T[]) =>
+      list(name, raw(name) ?? fallback.join(','), allowed),
+  };
+}
+
+export type EnvReader = ReturnType<typeof envReader>;
+
+export function int(name: string, raw: string, min: number, max: number): number {
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+export function bool(name: string, raw: string): boolean {
+  if (['true', '1', 'yes'].includes(raw)) return true;
+  if (['false', '0', 'no', ''].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+export function oneOf<T extends string>(name: string, raw: string, allowed: readonly T[]): T {
+  if (!allowed.includes(raw as T))
+    throw new ConfigError(`${name} must be one of ${allowed.join('|')}, got "${raw}"`);
+  return raw as T;
+}
+
+export function list<T extends string>(name: string, raw: string, allowed: readonly T[]): T[] {
+  const items = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (items.length === 0) throw new ConfigError(`${name} must name at least one of ${allowed.join(',')}`);
+  return [...new Set(items.map((item) => oneOf(name, item, allowed)))];
+}
+
+export function url(name: string, raw: string): string {
+  try {
+    return new URL(raw).toString();
+  } catch {
+    throw new ConfigError(`${name} must be an absolute URL, got "${raw}"`);
+  }
+}
+
+export function optionalUrl(name: string, raw: string | undefined, protocols: string[]): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be a URL like ${protocols[0]}//host:port, got "${raw}"`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got "${parsed.protocol}"`);
+  }
+  return raw;
+}
+
+export function pattern(name: string, raw: string, re: RegExp): string {
+  if (!re.test(raw)) throw new ConfigError(`${name} must match ${re}, got "${raw}"`);
+  return raw;
+}
+
+export function minLength(name: string, raw: string, min: number): string {
+  if (raw.length < min) throw new ConfigError(`${name} must be at least ${min} characters`);
+  return raw;
+}
