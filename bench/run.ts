@@ -1,10 +1,6 @@
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import {
-  BENCH_SERVICES,
-  createBenchDatabase,
-  dropNatsNamespace,
   type Figures,
   freePort,
   type LoadOptions,
@@ -15,9 +11,9 @@ import {
   pinSelf,
   printTable,
   startBaseline,
-  startBenchApp,
   stopProcess,
 } from './harness.ts';
+import { loadScenario, scenarioNames, startScenarioApp } from './scenario-app.ts';
 
 /**
  * `npm run bench -- <scenario> [--duration=10] [--connections=100] [--rounds=3]`
@@ -66,34 +62,19 @@ async function main() {
   pinSelf();
   const args = process.argv.slice(2);
   const name = args.find((arg) => !arg.startsWith('--'));
-  const dir = fileURLToPath(new URL('./scenarios/', import.meta.url));
-  const available = readdirSync(dir)
-    .filter((file) => file.endsWith('.ts'))
-    .map((file) => file.replace(/\.ts$/, ''));
+  const available = scenarioNames();
   if (!name || !available.includes(name)) {
     console.error(`usage: npm run bench -- <${available.join('|')}> [--duration=10] [--connections=N]`);
     process.exit(2);
   }
-  const scenario: Scenario = (await import(`./scenarios/${name}.ts`)).default;
+  const scenario = await loadScenario(name);
   const duration = numberFlag('duration', scenario.duration ?? 10);
   const rounds = numberFlag('rounds', 3);
   const connections = numberFlag('connections', scenario.connections ?? 100);
 
-  const database = scenario.backends?.postgres
-    ? await createBenchDatabase(BENCH_SERVICES.postgres)
-    : undefined;
-  const namespace = `bench_${Date.now()}`;
   const basePort = await freePort();
-  const dataDir = `./data/bench-${Date.now()}`;
-  const { child: app, base: appUrl } = await startBenchApp({
-    SERVICES: scenario.services,
-    NAMESPACE: namespace,
-    DATA_DIR: dataDir,
-    DATABASE_URL: database?.url ?? '',
-    REDIS_URL: scenario.backends?.redis ? BENCH_SERVICES.redis : '',
-    NATS_URL: scenario.backends?.nats ? BENCH_SERVICES.nats : '',
-    ...scenario.env,
-  });
+  const target = await startScenarioApp(scenario, { tag: 'run' });
+  const appUrl = target.base;
   const baseline = await startBaseline(basePort, scenario.baseline);
   try {
     const prepared = await scenario.prepare(appUrl);
@@ -108,7 +89,7 @@ async function main() {
     const baseUrl = `http://127.0.0.1:${basePort}/target`;
     await load('warm-up', { url: baseUrl, ...baseOptions, connections, duration: 2 });
     await load('warm-up', { url: `${appUrl}${path}`, ...targetOptions, connections, duration: 2 });
-    await database?.analyze();
+    await target.analyze();
     const rows: Figures[] = [];
     for (let round = 1; round <= rounds; round++) {
       rows.push(await load(`baseline #${round}`, { url: baseUrl, ...baseOptions, ...common }));
@@ -131,11 +112,8 @@ async function main() {
       `${JSON.stringify({ name, at: new Date().toISOString(), connections, duration, rounds, rows, ratio, target: scenario.target, checks }, null, 2)}\n`,
     );
   } finally {
-    await stopProcess(app);
+    await target.stop();
     await stopProcess(baseline);
-    await database?.drop();
-    if (scenario.backends?.nats) await dropNatsNamespace(namespace);
-    if (existsSync(dataDir)) (await import('node:fs')).rmSync(dataDir, { recursive: true, force: true });
   }
 }
 

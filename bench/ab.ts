@@ -1,0 +1,124 @@
+import { resolve } from 'node:path';
+import {
+  freePort,
+  type LoadOptions,
+  load,
+  numberFlag,
+  pinSelf,
+  processCpuMs,
+  startBaseline,
+  stopProcess,
+} from './harness.ts';
+import { loadScenario, type ScenarioApp, scenarioNames, startScenarioApp } from './scenario-app.ts';
+
+/**
+ * `node bench/ab.ts <scenario> <checkout A> <checkout B> [--cycles=6] [--duration=6] [--connections=N]`
+ *
+ * One scenario for two versions of the code at once: each checkout's app (its own database and
+ * NATS namespace) and the bare baseline run side by side, servers on core 0 and autocannon on
+ * core 1 as in `npm run bench`, and each cycle loads the three one after the other (every other
+ * cycle in reverse order). The machine's speed swings by a third between separate runs here;
+ * within a cycle it hardly moves, so B/A per cycle shows a change of a few per cent that separate
+ * runs cannot. Also prints each app's own CPU time per request (user + system from /proc), which
+ * moves less than throughput on a shared machine. A checkout is a directory with `src/main.ts`
+ * and its dependencies, e.g. `git worktree add /tmp/a 48de4ab && ln -s $PWD/node_modules /tmp/a/`.
+ */
+pinSelf();
+const [name, ...checkouts] = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
+if (!name || !scenarioNames().includes(name) || checkouts.length !== 2) {
+  console.error(
+    `usage: node bench/ab.ts <${scenarioNames().join('|')}> <checkout A> <checkout B> [--cycles=6]`,
+  );
+  process.exit(2);
+}
+const scenario = await loadScenario(name);
+const cycles = numberFlag('cycles', 6);
+const duration = numberFlag('duration', 6);
+const connections = numberFlag('connections', scenario.connections ?? 100);
+
+interface Target {
+  name: string;
+  options: LoadOptions;
+  pid?: number;
+  app?: ScenarioApp;
+  rates: number[];
+  cpuPerRequest: number[];
+}
+
+const baselinePort = await freePort();
+const baselineChild = await startBaseline(baselinePort, scenario.baseline);
+const targets: Target[] = [];
+try {
+  const apps: Target[] = [];
+  let prepared: Awaited<ReturnType<typeof scenario.prepare>> | undefined;
+  for (const [index, dir] of checkouts.entries()) {
+    const app = await startScenarioApp(scenario, { tag: `ab${index}`, cwd: resolve(dir) });
+    const load = await scenario.prepare(app.base);
+    prepared ??= load;
+    const { path = '/', ...options } = load;
+    apps.push({
+      name: index === 0 ? 'A' : 'B',
+      options: { url: `${app.base}${path}`, ...options, connections, duration },
+      pid: app.child.pid,
+      app,
+      rates: [],
+      cpuPerRequest: [],
+    });
+    await app.analyze();
+  }
+  targets.push(
+    {
+      name: 'baseline',
+      options: {
+        url: `http://127.0.0.1:${baselinePort}/target`,
+        ...scenario.baselineRequest(prepared!),
+        connections,
+        duration,
+      },
+      pid: baselineChild.pid,
+      rates: [],
+      cpuPerRequest: [],
+    },
+    ...apps,
+  );
+  for (const target of targets) await load('warm-up', { ...target.options, duration: 2 });
+  for (let cycle = 1; cycle <= cycles; cycle++) {
+    for (const target of cycle % 2 ? targets : [...targets].reverse()) {
+      const cpuBefore = target.pid ? processCpuMs(target.pid) : 0;
+      const figures = await load(target.name, target.options);
+      target.rates.push(figures.requestsPerSec);
+      target.cpuPerRequest.push(target.pid ? (processCpuMs(target.pid) - cpuBefore) / figures.total : 0);
+    }
+    console.log(
+      `cycle ${cycle}: ${targets.map((t) => `${t.name} ${t.rates.at(-1)!.toFixed(0)} req/s`).join(', ')}`,
+    );
+  }
+  report(targets);
+  for (const app of apps)
+    for (const line of (await scenario.verify?.(app.app!.base)) ?? []) console.log(`${app.name}: ${line}`);
+} finally {
+  await stopProcess(baselineChild);
+  for (const target of targets) await target.app?.stop();
+}
+
+function report([baseline, a, b]: Target[]) {
+  const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / values.length;
+  const per = (x: number[], y: number[]) => x.map((value, i) => value / y[i]);
+  const list = (values: number[]) => values.map((v) => v.toFixed(3)).join(' ');
+  for (const [target, dir] of [
+    [a, checkouts[0]],
+    [b, checkouts[1]],
+  ] as const) {
+    const ratios = per(target.rates, baseline.rates);
+    console.log(
+      `${target.name} (${dir}): ratio to baseline ${list(ratios)}; mean ${mean(ratios).toFixed(3)}`,
+    );
+    console.log(`${target.name}: CPU ms per request ${list(target.cpuPerRequest)}`);
+  }
+  console.log(
+    `B/A throughput: ${list(per(b.rates, a.rates))}; mean ${mean(per(b.rates, a.rates)).toFixed(3)}`,
+  );
+  console.log(
+    `B/A CPU per request: ${list(per(b.cpuPerRequest, a.cpuPerRequest))}; mean ${mean(per(b.cpuPerRequest, a.cpuPerRequest)).toFixed(3)}`,
+  );
+}
