@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { createTestApp, type TestApp } from './platform/testing.ts';
+import { createTestApp, type TestApp } from '../test/support/platform.ts';
 
 /**
  * The trust boundary, driven by /openapi.json: every operation says who may call it, every

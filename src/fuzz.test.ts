@@ -1,6 +1,11 @@
 import { after, before, describe, test } from 'node:test';
-import { fuzzOperation, installWriteCounter, type Operation, operationsOf } from './platform/fuzz/index.ts';
-import { createTestApp, type TestApp } from './platform/testing.ts';
+import {
+  fuzzOperation,
+  installWriteCounter,
+  type Operation,
+  operationsOf,
+} from '../test/support/fuzz/index.ts';
+import { createTestApp, type TestApp } from '../test/support/platform.ts';
 
 /**
  * Hostile input on every endpoint of every service (from the OpenAPI document): 200 cases each

@@ -7,7 +7,7 @@ import {
   bookingTestApp,
   hold,
   seedShow,
-} from './booking/testing.ts';
+} from '../test/support/booking.ts';
 import { TEST_CARDS } from './payments/api.ts';
 
 /**

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
-import { lotJson, writeLot } from './parking/testing.ts';
-import { type RunningServer, startServer } from './platform/testing-browser.ts';
+import { type RunningServer, startServer } from '../test/support/browser.ts';
+import { lotJson, writeLot } from '../test/support/parking.ts';
 
 /**
  * Secrets never reach the logs: a real server process logging at `trace` with a line per

@@ -7,7 +7,7 @@ import {
   type RunningServer,
   screenshot,
   startServer,
-} from './platform/testing-browser.ts';
+} from '../test/support/browser.ts';
 
 /**
  * Hostile text shown on pages stays text: a paste and a movie title made of script, event

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { TEST_CARDS } from '../payments/api.ts';
 import {
   assertProblem,
   type BookingTestApp,
@@ -11,7 +10,8 @@ import {
   hold,
   seatStatus,
   seedShow,
-} from './testing.ts';
+} from '../../test/support/booking.ts';
+import { TEST_CARDS } from '../payments/api.ts';
 
 /**
  * Who may call what on the booking API: holds, bookings and cancels are the token's user's (none

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { type NotifyTestApp, notifyTestApp } from './testing.ts';
+import { type NotifyTestApp, notifyTestApp } from '../../test/support/notify.ts';
 
 let t: NotifyTestApp;
 before(async () => {

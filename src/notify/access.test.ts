@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { type NotifyTestApp, notifyTestApp } from './testing.ts';
+import { type NotifyTestApp, notifyTestApp } from '../../test/support/notify.ts';
 
 /**
  * Who may call what (README, Security): sending is for services with `notify:send` and admins; a

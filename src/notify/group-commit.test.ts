@@ -3,12 +3,12 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyBaseLogger } from 'fastify';
 import { sql } from 'kysely';
+import { type NotifyTestApp, notifyTestApp } from '../../test/support/notify.ts';
 import { systemClock } from '../platform/clock.ts';
 import type { Queue } from '../platform/queue/index.ts';
 import { createOutbox } from './outbox.ts';
 import { inboxRepository } from './providers/index.ts';
 import { createNotifyRepository, type NotifyRepository } from './repository.ts';
-import { type NotifyTestApp, notifyTestApp } from './testing.ts';
 
 let t: NotifyTestApp;
 before(async () => {

@@ -5,10 +5,10 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { getCACertificates, setDefaultCACertificates } from 'node:tls';
 import { sql } from 'kysely';
-import { createTestApp, type TestApp } from '../platform/testing.ts';
+import { eventually } from '../../test/support/notify.ts';
+import { createTestApp, type TestApp } from '../../test/support/platform.ts';
 import { browserKeys, selfSignedCertificate } from './providers/push-testing.ts';
 import { loadNotifySettings } from './settings.ts';
-import { eventually } from './testing.ts';
 
 /**
  * Push endpoints are URLs a client gives and the workers call: only public https addresses are

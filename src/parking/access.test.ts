@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
+import { card, enter, exit, lotEnv, lotJson } from '../../test/support/parking.ts';
+import { paymentsApi } from '../../test/support/payments.ts';
+import { createTestApp, type TestApp } from '../../test/support/platform.ts';
 import { type PaymentsApi, TEST_CARDS } from '../payments/api.ts';
-import { paymentsApi } from '../payments/testing.ts';
-import { createTestApp, type TestApp } from '../platform/testing.ts';
-import { card, enter, exit, lotEnv, lotJson } from './testing.ts';
 
 // Who may call what in the parking API: the lot's panels (operator `parking:panel`) let cars in
 // and out, attendants (`parking:attendant`) handle lost tickets, whoever holds a ticket id may

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { lotEnv } from '../../test/support/parking.ts';
+import { createTestApp, type TestApp } from '../../test/support/platform.ts';
+import { sseEvents } from '../../test/support/sse-reader.ts';
 import { type App, buildApp } from '../app.ts';
-import { createTestApp, type TestApp } from '../platform/testing.ts';
-import { sseEvents } from './sse-reader.ts';
-import { lotEnv } from './testing.ts';
 import type { BoardsView } from './views.ts';
 
 // Two API "processes" on one database and one pub/sub: a park or unpark handled by one must

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
+import { enter, exit, lotEnv, lotJson } from '../../test/support/parking.ts';
+import { card, paymentsApi, postWebhook } from '../../test/support/payments.ts';
+import { createTestApp, type TestApp } from '../../test/support/platform.ts';
+import { sseEvents } from '../../test/support/sse-reader.ts';
 import { type PaymentsApi, TEST_CARDS } from '../payments/api.ts';
 import type { Charge } from '../payments/gateway.ts';
-import { card, paymentsApi, postWebhook } from '../payments/testing.ts';
-import { createTestApp, type TestApp } from '../platform/testing.ts';
-import { sseEvents } from './sse-reader.ts';
-import { enter, exit, lotEnv, lotJson } from './testing.ts';
 import type { BoardsView } from './views.ts';
 
 // Paying after the exit answer: on the hosted payment page, or by the gateway's webhook after a

@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { TEST_CARDS } from '../payments/api.ts';
 import {
   browserSkipReason,
   launchBrowser,
   type RunningServer,
   screenshot,
   startServer,
-} from '../platform/testing-browser.ts';
-import { lotJson, writeLot } from './testing.ts';
+} from '../../test/support/browser.ts';
+import { lotJson, writeLot } from '../../test/support/parking.ts';
+import { TEST_CARDS } from '../payments/api.ts';
 
 const skip = browserSkipReason();
 let server: RunningServer;

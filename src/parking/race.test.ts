@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
-import { dropNamespace, realServices, testConfig, uniqueName } from '../platform/testing.ts';
-import { type RunningServer, startServer } from '../platform/testing-browser.ts';
-import { lotJson, writeLot } from './testing.ts';
+import { type RunningServer, startServer } from '../../test/support/browser.ts';
+import { lotJson, writeLot } from '../../test/support/parking.ts';
+import { dropNamespace, realServices, testConfig, uniqueName } from '../../test/support/platform.ts';
 
 /**
  * Races against real PostgreSQL with two app processes on one schema: the database must be the

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
-import { paymentsApi } from '../payments/testing.ts';
-import { createTestApp, type TestApp } from '../platform/testing.ts';
+import { lotEnv, lotJson } from '../../test/support/parking.ts';
+import { paymentsApi } from '../../test/support/payments.ts';
+import { createTestApp, type TestApp } from '../../test/support/platform.ts';
 import { createEvents } from './events.ts';
 import { parseLotConfig } from './lot-config.ts';
 import { createParkingPayments } from './payments-adapter.ts';
 import { createParkingRepository } from './repository.ts';
 import { createParkingService } from './service.ts';
-import { lotEnv, lotJson } from './testing.ts';
 
 let t: TestApp;
 before(async () => {

@@ -3,8 +3,8 @@ import { createHash } from 'node:crypto';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { createTestApp, type TestApp } from '../platform/testing.ts';
-import { assertProblem, createPaste, createUser, freshIp } from './test-helpers.ts';
+import { assertProblem, createPaste, createUser, freshIp } from '../../test/support/paste.ts';
+import { createTestApp, type TestApp } from '../../test/support/platform.ts';
 
 let t: TestApp;
 before(async () => {

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { type Counter, Registry } from 'prom-client';
-import { createTestApp, type TestApp } from '../platform/testing.ts';
+import { assertProblem, createPaste } from '../../test/support/paste.ts';
+import { createTestApp, type TestApp } from '../../test/support/platform.ts';
 import { createPasteReads } from './reads.ts';
 import { createPasteRepository } from './repository.ts';
-import { assertProblem, createPaste } from './test-helpers.ts';
 
 let t: TestApp;
 before(async () => {

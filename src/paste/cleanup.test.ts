@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
-import { createTestApp, type TestApp } from '../platform/testing.ts';
+import { assertProblem } from '../../test/support/paste.ts';
+import { createTestApp, type TestApp } from '../../test/support/platform.ts';
 import type { CleanupReport } from './cleanup.ts';
 import type { CreateInput } from './service.ts';
-import { assertProblem } from './test-helpers.ts';
 
 let t: TestApp;
 before(async () => {

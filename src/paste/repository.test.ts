@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
-import { createTestApp, type TestApp } from '../platform/testing.ts';
+import { createTestApp, type TestApp } from '../../test/support/platform.ts';
 import { packContent, unpackContent } from './content.ts';
 import { createPasteRepository, type NewPaste } from './repository.ts';
 

@@ -2,11 +2,16 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
+import { card, dumpDatabase, paymentsApi } from '../../test/support/payments.ts';
+import {
+  createTestAdapters,
+  type TestAdapters,
+  type TestApp,
+  testConfig,
+} from '../../test/support/platform.ts';
 import { type App, buildApp } from '../app.ts';
 import { createTestClock } from '../platform/clock.ts';
-import { createTestAdapters, type TestAdapters, type TestApp, testConfig } from '../platform/testing.ts';
 import { type PaymentsApi, TEST_CARDS } from './api.ts';
-import { card, dumpDatabase, paymentsApi } from './testing.ts';
 
 /**
  * The full card number must never be stored or logged (last four only). This runs every path a

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { createTestApp, type TestApp } from '../platform/testing.ts';
-import { browserSkipReason, launchBrowser, screenshot } from '../platform/testing-browser.ts';
+import { browserSkipReason, launchBrowser, screenshot } from '../../test/support/browser.ts';
+import { paymentsApi } from '../../test/support/payments.ts';
+import { createTestApp, type TestApp } from '../../test/support/platform.ts';
 import { type PaymentsApi, TEST_CARDS } from './api.ts';
-import { paymentsApi } from './testing.ts';
 
 /** The hosted payment page in Chromium, against the app listening on a local port. */
 const skip = browserSkipReason();

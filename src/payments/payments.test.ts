@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { createTestApp, type TestApp } from '../platform/testing.ts';
+import { card, paymentsApi } from '../../test/support/payments.ts';
+import { createTestApp, type TestApp } from '../../test/support/platform.ts';
 import { type PaymentEvent, type PaymentsApi, TEST_CARDS } from './api.ts';
-import { card, paymentsApi } from './testing.ts';
 
 let t: TestApp;
 let api: PaymentsApi;

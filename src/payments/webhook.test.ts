@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { createTestApp, type TestApp } from '../platform/testing.ts';
+import { card, paymentsApi, postWebhook } from '../../test/support/payments.ts';
+import { createTestApp, type TestApp } from '../../test/support/platform.ts';
 import { type PaymentEvent, type PaymentsApi, TEST_CARDS } from './api.ts';
 import type { Charge, WebhookEvent } from './gateway.ts';
 import { NOTIFY_RETRY_AFTER_MS, STALE_ATTEMPT_MS } from './service.ts';
-import { card, paymentsApi, postWebhook } from './testing.ts';
 
 let t: TestApp;
 let api: PaymentsApi;

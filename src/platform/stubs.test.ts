@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createTestApp } from './testing.ts';
+import { createTestApp } from '../../test/support/platform.ts';
 
 test('a stubbed module is not built; the modules that need it get the stub as its API', async () => {
   const recorder = {

@@ -1,9 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { BOOKING_NOTIFICATION_TYPES } from '../../notify/api.ts';
-import { type PaymentsApi, TEST_CARDS } from '../../payments/api.ts';
-import { paymentsApi } from '../../payments/testing.ts';
 import {
   assertProblem,
   type BookingTestApp,
@@ -12,7 +9,10 @@ import {
   hold,
   seatStatus,
   seedShow,
-} from '../testing.ts';
+} from '../../../test/support/booking.ts';
+import { paymentsApi } from '../../../test/support/payments.ts';
+import { BOOKING_NOTIFICATION_TYPES } from '../../notify/api.ts';
+import { type PaymentsApi, TEST_CARDS } from '../../payments/api.ts';
 
 let t: BookingTestApp;
 let payments: PaymentsApi;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { type BookingTestApp, book, bookingTestApp, hold, seedShow } from '../../../test/support/booking.ts';
 import { TEST_CARDS } from '../../payments/api.ts';
-import { type BookingTestApp, book, bookingTestApp, hold, seedShow } from '../testing.ts';
 
 /**
  * Booking through the real notification module (not the recording double the other tests use):

@@ -2,10 +2,6 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { BOOKING_NOTIFICATION_TYPES } from '../../notify/api.ts';
-import { type PaymentsApi, TEST_CARDS } from '../../payments/api.ts';
-import { paymentsApi, postWebhook } from '../../payments/testing.ts';
-import { createTestApp } from '../../platform/testing.ts';
 import {
   assertProblem,
   type BookingTestApp,
@@ -14,7 +10,11 @@ import {
   hold,
   seatStatus,
   seedShow,
-} from '../testing.ts';
+} from '../../../test/support/booking.ts';
+import { paymentsApi, postWebhook } from '../../../test/support/payments.ts';
+import { createTestApp } from '../../../test/support/platform.ts';
+import { BOOKING_NOTIFICATION_TYPES } from '../../notify/api.ts';
+import { type PaymentsApi, TEST_CARDS } from '../../payments/api.ts';
 
 let t: BookingTestApp;
 let payments: PaymentsApi;

@@ -9,7 +9,7 @@ import {
   post,
   type Seeded,
   seedShow,
-} from '../testing.ts';
+} from '../../../test/support/booking.ts';
 
 let test_: BookingTestApp;
 let seeded: Seeded;

@@ -8,7 +8,7 @@ import {
   type RunningServer,
   screenshot,
   startServer,
-} from '../../platform/testing-browser.ts';
+} from '../../../test/support/browser.ts';
 
 /**
  * The whole path in a real browser on the real app (demo catalogue): search with autocomplete,

@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { assertProblem, type BookingTestApp, bookingTestApp, LAYOUT, post } from '../testing.ts';
+import {
+  assertProblem,
+  type BookingTestApp,
+  bookingTestApp,
+  LAYOUT,
+  post,
+} from '../../../test/support/booking.ts';
 
 let t: BookingTestApp;
 const ids: Record<string, string> = {};

@@ -2,8 +2,14 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
+import {
+  type BookingTestApp,
+  bookingTestApp,
+  hold,
+  type Seeded,
+  seedShow,
+} from '../../../test/support/booking.ts';
 import { bookingDb } from '../tables.ts';
-import { type BookingTestApp, bookingTestApp, hold, type Seeded, seedShow } from '../testing.ts';
 import { createHoldBatcher } from './hold-batch.ts';
 import { type ClaimResult, createSeatsRepository, type NewHold, type SeatsRepository } from './repository.ts';
 

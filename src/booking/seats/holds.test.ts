@@ -11,7 +11,7 @@ import {
   type Seeded,
   seatStatus,
   seedShow,
-} from '../testing.ts';
+} from '../../../test/support/booking.ts';
 
 let t: BookingTestApp;
 let seeded: Seeded;

@@ -2,8 +2,6 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { TEST_CARDS } from '../../payments/api.ts';
-import { bookingDb } from '../tables.ts';
 import {
   assertProblem,
   type BookingTestApp,
@@ -11,7 +9,9 @@ import {
   bookingTestApp,
   seatStatus,
   seedShow,
-} from '../testing.ts';
+} from '../../../test/support/booking.ts';
+import { TEST_CARDS } from '../../payments/api.ts';
+import { bookingDb } from '../tables.ts';
 import { createHoldBatcher } from './hold-batch.ts';
 import { type ClaimResult, createSeatsRepository, type NewHold } from './repository.ts';
 

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { randomInt, randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import pg from 'pg';
+import { type RunningServer, startServer } from '../../../test/support/browser.ts';
+import { dropNamespace, realServices, uniqueName } from '../../../test/support/platform.ts';
 import { createUserTokens } from '../../platform/auth/user-tokens.ts';
-import { dropNamespace, realServices, uniqueName } from '../../platform/testing.ts';
-import { type RunningServer, startServer } from '../../platform/testing-browser.ts';
 
 /**
  * The seat race on a real PostgreSQL: 200 concurrent hold requests over overlapping seat sets of

@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { createTestClock } from '../../platform/clock.ts';
-import { createMemoryPubSub } from '../../platform/pubsub/index.ts';
 import {
   assertProblem,
   type BookingTestApp,
@@ -10,7 +8,9 @@ import {
   hold,
   type Seeded,
   seedShow,
-} from '../testing.ts';
+} from '../../../test/support/booking.ts';
+import { createTestClock } from '../../platform/clock.ts';
+import { createMemoryPubSub } from '../../platform/pubsub/index.ts';
 import { createTakenFilter, type TakenSeat } from './taken-filter.ts';
 
 const SHOW = randomUUID();

@@ -2,8 +2,15 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
+import {
+  assertProblem,
+  type BookingTestApp,
+  book,
+  bookingTestApp,
+  hold,
+  seedShow,
+} from '../../../test/support/booking.ts';
 import { TEST_CARDS } from '../../payments/api.ts';
-import { assertProblem, type BookingTestApp, book, bookingTestApp, hold, seedShow } from '../testing.ts';
 import type { QueueStatus } from './schemas.ts';
 import { estimateWait } from './service.ts';
 

@@ -9,7 +9,7 @@ import {
   type RunningServer,
   screenshot,
   startServer,
-} from '../../platform/testing-browser.ts';
+} from '../../../test/support/browser.ts';
 
 /**
  * Every notification page in Chromium against the real server (`npm start` with no credentials

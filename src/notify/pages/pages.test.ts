@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
+import { eventually, type NotifyTestApp, notifyTestApp } from '../../../test/support/notify.ts';
 import { ProviderError } from '../ports.ts';
 import { createInboxProvider } from '../providers/inbox.ts';
 import { readProviderSettings, receiptRequest } from '../providers/index.ts';
-import { eventually, type NotifyTestApp, notifyTestApp } from '../testing.ts';
 
 /**
  * The console pages as production serves them (no page signs anyone in by itself), on the notify

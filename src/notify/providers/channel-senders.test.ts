@@ -3,10 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createTestApp, type TestApp } from '../../platform/testing.ts';
+import { eventually, realTimeClock } from '../../../test/support/notify.ts';
+import { createTestApp, type TestApp } from '../../../test/support/platform.ts';
 import { type OutboundMessage, ProviderUnavailable } from '../ports.ts';
 import type { AnyDb } from '../templates/repository.ts';
-import { eventually, realTimeClock } from '../testing.ts';
 import { createChannelSenders, inboxRepository, readProviderSettings, receiptRequest } from './index.ts';
 
 /**

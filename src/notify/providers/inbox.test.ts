@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { eventually, type NotifyTestApp, notifyTestApp } from '../../../test/support/notify.ts';
 import type { PlatformDeps } from '../../platform/module.ts';
 import type { Metrics } from '../../platform/observability/metrics.ts';
 import type { OutboundMessage } from '../ports.ts';
 import type { AnyDb } from '../templates/repository.ts';
-import { eventually, type NotifyTestApp, notifyTestApp } from '../testing.ts';
 import {
   channelHealth,
   createChannelSenders,

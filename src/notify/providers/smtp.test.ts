@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { SMTPServer } from 'smtp-server';
-import { createTestApp, type TestApp } from '../../platform/testing.ts';
+import { createTestApp, type TestApp } from '../../../test/support/platform.ts';
 import type { OutboundMessage } from '../ports.ts';
 import { createTemplateRenderer } from '../templates/index.ts';
 import { createSmtpProvider } from './smtp.ts';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
-import { createTestApp, type TestApp } from '../../platform/testing.ts';
+import { createTestApp, type TestApp } from '../../../test/support/platform.ts';
 import { BOOKING_NOTIFICATION_TYPES, CHANNELS } from '../api.ts';
 import { textEngine } from './engine.ts';
 import { createTemplateRenderer, type TemplateStore } from './index.ts';

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
+import { realServices, uniqueName } from '../../../test/support/platform.ts';
 import { createTestClock } from '../clock.ts';
-import { realServices, uniqueName } from '../testing.ts';
 import { type Cache, createMemoryCache, createReadThrough, createRedisCache } from './index.ts';
 
 interface Subject {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { createTestAdapters, realServices, testConfig, uniqueName } from '../testing.ts';
+import { createTestAdapters, realServices, testConfig, uniqueName } from '../../../test/support/platform.ts';
 import { createDatabase, type Database } from './index.ts';
 import { type Migrations, migrateModule } from './migrate.ts';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
-import { realServices, uniqueName } from '../testing.ts';
+import { realServices, uniqueName } from '../../../test/support/platform.ts';
 import { createDatabase, type Database } from './index.ts';
 import { createStatements } from './prepared.ts';
 

@@ -3,11 +3,11 @@ import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Type } from 'typebox';
+import { createTestAdapters, type TestAdapters, testConfig } from '../../../test/support/platform.ts';
 import { type App, buildApp } from '../../app.ts';
 import { createUserTokens } from '../auth/user-tokens.ts';
 import { platformError } from '../errors.ts';
 import { setRateLimitHeaders } from '../ratelimit/headers.ts';
-import { createTestAdapters, type TestAdapters, testConfig } from '../testing.ts';
 
 let app: App;
 let adapters: TestAdapters;

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
+import { createTestAdapters, type TestAdapters, testConfig } from '../../../test/support/platform.ts';
 import { type App, buildApp } from '../../app.ts';
-import { createTestAdapters, type TestAdapters, testConfig } from '../testing.ts';
 
 /**
  * Stored idempotent responses are sealed: what a client is shown once (a paste's delete token)

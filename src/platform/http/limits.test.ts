@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createTestAdapters, type TestAdapters, testConfig } from '../../../test/support/platform.ts';
 import { type App, buildApp } from '../../app.ts';
-import { createTestAdapters, type TestAdapters, testConfig } from '../testing.ts';
 import { createSseHub } from './sse.ts';
 
 /**

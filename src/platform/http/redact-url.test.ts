@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
+import { createTestAdapters, type TestAdapters, testConfig } from '../../../test/support/platform.ts';
 import { type App, buildApp } from '../../app.ts';
-import { createTestAdapters, type TestAdapters, testConfig } from '../testing.ts';
 
 /**
  * With LOG_REQUESTS=true every request is logged with its URL. A URL that carries a secret (a

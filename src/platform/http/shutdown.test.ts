@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { realServices, uniqueName } from '../testing.ts';
+import { realServices, uniqueName } from '../../../test/support/platform.ts';
 
 function get(port: number, path: string, agent = false): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
@@ -28,7 +28,7 @@ test('SIGTERM finishes the requests in flight, refuses new ones and exits cleanl
 }, async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'shutdown-'));
   const port = 20_000 + Math.floor(Math.random() * 20_000);
-  const child = spawn(process.execPath, ['src/platform/http/shutdown.fixture.ts'], {
+  const child = spawn(process.execPath, ['test/fixtures/shutdown.ts'], {
     env: {
       ...process.env,
       PORT: String(port),

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { createTestAdapters, type TestAdapters, testConfig } from '../../../test/support/platform.ts';
 import { type App, buildApp } from '../../app.ts';
-import { createTestAdapters, type TestAdapters, testConfig } from '../testing.ts';
 import { createSseHub } from './sse.ts';
 
 let app: App;

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Type } from 'typebox';
+import { createTestAdapters, type TestAdapters, testConfig } from '../../../test/support/platform.ts';
 import { type App, buildApp } from '../../app.ts';
-import { createTestAdapters, type TestAdapters, testConfig } from '../testing.ts';
 
 /** JSON bodies are validated as sent; the text parts of a request (query, params, forms) are coerced. */
 let app: App;

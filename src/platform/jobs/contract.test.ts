@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createTestAdapters, realServices, testConfig, uniqueName } from '../../../test/support/platform.ts';
 import { createTestClock, systemClock } from '../clock.ts';
 import { createDatabase, type Database } from '../db/index.ts';
 import { migrateModule } from '../db/migrate.ts';
 import { platformMigrations } from '../migrations.ts';
-import { createTestAdapters, realServices, testConfig, uniqueName } from '../testing.ts';
 import { createScheduler } from './index.ts';
 
 /** Two handles on one database, as two scheduler processes would have. */

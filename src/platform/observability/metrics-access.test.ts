@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { createTestAdapters, type TestAdapters, testConfig } from '../../../test/support/platform.ts';
 import { type App, buildApp } from '../../app.ts';
 import { listenMetrics } from '../../server.ts';
-import { createTestAdapters, type TestAdapters, testConfig } from '../testing.ts';
 
 /** `/metrics` limited to a token (METRICS_TOKEN) and/or moved to a port of its own (METRICS_PORT). */
 const TOKEN = 'scrape-token-0123456789abcdef';

@@ -17,7 +17,7 @@ function child(withModule: boolean): string {
       // An idle function's feedback may otherwise be dropped over GCs, which would reset the
       // caches to monomorphic whatever happened to the maps.
       '--no-flush-bytecode',
-      'src/platform/observability/tick-shape.fixture.ts',
+      'test/fixtures/tick-shape.ts',
       ...(withModule ? ['fix'] : []),
     ],
     { encoding: 'utf8', timeout: 120_000, stdio: ['ignore', 'pipe', 'pipe'] },

@@ -7,7 +7,7 @@ import {
   type RunningServer,
   screenshot,
   startServer,
-} from '../testing-browser.ts';
+} from '../../../test/support/browser.ts';
 
 const skip = browserSkipReason();
 let server: RunningServer;

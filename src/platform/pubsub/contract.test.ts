@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { realServices, uniqueName } from '../testing.ts';
+import { realServices, uniqueName } from '../../../test/support/platform.ts';
 import { createMemoryPubSub, createRedisPubSub, type PubSub } from './index.ts';
 
 /** Two handles on one bus: for Redis they are separate connections, like two processes. */

@@ -3,11 +3,11 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { dropNamespace, realServices, uniqueName } from '../../../test/support/platform.ts';
 import { systemClock } from '../clock.ts';
 import { createDatabase } from '../db/index.ts';
 import { migrateModule } from '../db/migrate.ts';
 import { platformMigrations } from '../migrations.ts';
-import { dropNamespace, realServices, uniqueName } from '../testing.ts';
 import type { Queue } from './index.ts';
 import { createJetStreamQueue } from './jetstream.ts';
 import { createPostgresQueue } from './postgres.ts';
@@ -73,7 +73,7 @@ describe('queue: a SIGKILLed worker loses nothing', () => {
       timeout: 60_000,
     }, async () => {
       const { queue, env, cleanup } = await make();
-      const worker = spawn(process.execPath, ['src/platform/queue/crash.fixture.ts'], {
+      const worker = spawn(process.execPath, ['test/fixtures/queue-crash-worker.ts'], {
         env: { ...process.env, ...env },
         stdio: ['ignore', 'pipe', 'pipe'],
       });

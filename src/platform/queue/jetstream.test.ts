@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
+import { dropNamespace, realServices, uniqueName } from '../../../test/support/platform.ts';
 import { systemClock } from '../clock.ts';
-import { dropNamespace, realServices, uniqueName } from '../testing.ts';
 import { createJetStreamQueue } from './jetstream.ts';
 
 // Publishes wait for the stream's ack through the queue's own reply subscription (jetstream.ts,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { realServices, uniqueName } from '../testing.ts';
+import { realServices, uniqueName } from '../../../test/support/platform.ts';
 import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from './index.ts';
 
 const subjects: [string, () => Promise<RateLimiter>][] = [['memory', async () => createMemoryRateLimiter()]];

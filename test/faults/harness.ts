@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { realServices } from '../platform/testing.ts';
+import { realServices } from '../support/platform.ts';
 
 /**
  * The fault suite's tools: a load generator that records every answer, checks of what an

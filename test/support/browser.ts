@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { dropNamespace, realServices, uniqueName } from './testing.ts';
+import { dropNamespace, realServices, uniqueName } from './platform.ts';
 
 /**
  * Browser tests: Debian's Chromium driven by playwright-core against the real app started as

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DEV_KEYS } from '../platform/auth/keys.ts';
-import { type RunningServer, startServer } from '../platform/testing-browser.ts';
+import { DEV_KEYS } from '../../src/platform/auth/keys.ts';
+import { type RunningServer, startServer } from '../support/browser.ts';
 import { type Answer, withPg } from './harness.ts';
 
 /**

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { uniqueName } from '../platform/testing.ts';
-import { type RunningServer, startServer } from '../platform/testing-browser.ts';
+import { type RunningServer, startServer } from '../support/browser.ts';
+import { uniqueName } from '../support/platform.ts';
 import { type Answer, waitForRecovery, withPg } from './harness.ts';
 import { parkingEnv } from './parking-workload.ts';
 

@@ -1,9 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import { systemClock, type TestClock } from '../platform/clock.ts';
-import { createTestApp, type TestApp, uniqueName } from '../platform/testing.ts';
-import { CHANNELS, type Channel } from './api.ts';
-import { notifyTestDoubles } from './module.ts';
+import { CHANNELS, type Channel } from '../../src/notify/api.ts';
+import { notifyTestDoubles } from '../../src/notify/module.ts';
 import {
   type ChannelSender,
   type OutboundMessage,
@@ -11,7 +9,9 @@ import {
   ProviderUnavailable,
   type TemplateProblem,
   type TemplateRenderer,
-} from './ports.ts';
+} from '../../src/notify/ports.ts';
+import { systemClock, type TestClock } from '../../src/platform/clock.ts';
+import { createTestApp, type TestApp, uniqueName } from './platform.ts';
 
 /** Test doubles of the notify seams and an app wired with them. */
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { lotJson, writeLot } from '../parking/testing.ts';
-import { DEV_KEYS } from '../platform/auth/keys.ts';
-import type { RunningServer } from '../platform/testing-browser.ts';
+import { DEV_KEYS } from '../../src/platform/auth/keys.ts';
+import type { RunningServer } from '../support/browser.ts';
+import { lotJson, writeLot } from '../support/parking.ts';
 import { type Answer, withPg } from './harness.ts';
 
 /**

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';
-import type { Db } from '../db/index.ts';
+import type { Db } from '../../../src/platform/db/index.ts';
 import {
   deepNesting,
   hostileString,

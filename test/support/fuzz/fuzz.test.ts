@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
 import { Type } from 'typebox';
-import { type App, buildApp } from '../../app.ts';
-import { platformError } from '../errors.ts';
-import { createTestAdapters, type TestAdapters, testConfig } from '../testing.ts';
+import { type App, buildApp } from '../../../src/app.ts';
+import { platformError } from '../../../src/platform/errors.ts';
+import { createTestAdapters, type TestAdapters, testConfig } from '../platform.ts';
 import { fuzzOperation, installWriteCounter, operationsOf } from './index.ts';
 
 // Negative controls: the fuzzer must catch a 500, a non-problem error body and a rejected

@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
-import type { App } from '../app.ts';
-import type { TestApp } from '../platform/testing.ts';
-import type { CardDetails, PaymentsApi } from './api.ts';
-import { signWebhook } from './webhook.ts';
+import type { App } from '../../src/app.ts';
+import type { CardDetails, PaymentsApi } from '../../src/payments/api.ts';
+import { signWebhook } from '../../src/payments/webhook.ts';
+import type { TestApp } from './platform.ts';
 
 /** Helpers for tests of payments and of its owners (booking, parking). */
 export function paymentsApi(app: App): PaymentsApi {

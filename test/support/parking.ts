@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TestApp } from '../platform/testing.ts';
+import type { TestApp } from './platform.ts';
 
 /** Test helpers: lot configs written to temporary files (PARKING_LOT_CONFIG takes a path), requests. */
 export interface LotJson {

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type { App } from '../app.ts';
-import type { NotificationAccepted, NotificationRequest, NotifyApi } from '../notify/api.ts';
-import type { TestClock } from '../platform/clock.ts';
-import { createTestApp, type TestApp } from '../platform/testing.ts';
+import type { App } from '../../src/app.ts';
+import type { NotificationAccepted, NotificationRequest, NotifyApi } from '../../src/notify/api.ts';
+import type { TestClock } from '../../src/platform/clock.ts';
+import { createTestApp, type TestApp } from './platform.ts';
 
 /** Helpers for the booking tests: an app on fresh adapters, a catalogue made through the admin API. */
 

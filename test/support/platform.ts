@@ -2,13 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import pg from 'pg';
-import { type App, buildApp } from '../app.ts';
-import { type AdapterOptions, type Adapters, createAdapters } from './adapters.ts';
-import { DEV_KEYS } from './auth/keys.ts';
-import { createUserTokens } from './auth/user-tokens.ts';
-import { type Clock, createTestClock, type TestClock } from './clock.ts';
-import { type Config, loadConfig, type ServiceName } from './config.ts';
-import type { ServiceModule } from './module.ts';
+import { type App, buildApp } from '../../src/app.ts';
+import { type AdapterOptions, type Adapters, createAdapters } from '../../src/platform/adapters.ts';
+import { DEV_KEYS } from '../../src/platform/auth/keys.ts';
+import { createUserTokens } from '../../src/platform/auth/user-tokens.ts';
+import { type Clock, createTestClock, type TestClock } from '../../src/platform/clock.ts';
+import { type Config, loadConfig, type ServiceName } from '../../src/platform/config.ts';
+import type { ServiceModule } from '../../src/platform/module.ts';
 
 /**
  * Test wiring. With TEST_DATABASE_URL, REDIS_URL or NATS_URL set, tests run on those real

@@ -1,10 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
-import type { Db } from '../platform/db/index.ts';
-import { realServices } from '../platform/testing.ts';
-import { CHANNELS, type Channel } from './api.ts';
-import { type ChannelSender, ProviderError } from './ports.ts';
+import { CHANNELS, type Channel } from '../../src/notify/api.ts';
+import { type ChannelSender, ProviderError } from '../../src/notify/ports.ts';
+import type { Db } from '../../src/platform/db/index.ts';
+import { realServices } from './platform.ts';
 
 /**
  * TESTS ONLY: a provider shared by processes through the database, for the multi-process
@@ -76,7 +76,7 @@ export async function spawnWorker(
   namespace: string,
   extra: Record<string, string> = {},
 ): Promise<ChildProcess> {
-  const worker = spawn(process.execPath, ['src/notify/worker.fixture.ts'], {
+  const worker = spawn(process.execPath, ['test/fixtures/notify-worker.ts'], {
     env: {
       ...process.env,
       ...extra,

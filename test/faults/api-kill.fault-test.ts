@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { uniqueName } from '../platform/testing.ts';
-import { startServer } from '../platform/testing-browser.ts';
+import { startServer } from '../support/browser.ts';
+import { uniqueName } from '../support/platform.ts';
 import { assertHonest, faultSkipReason, startLoad, tally } from './harness.ts';
 import { assertTicketsKept, enterCar, plate } from './parking-workload.ts';
 import { assertPastesKept, createPaste, startPasteServer } from './paste-workload.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import type { App } from '../app.ts';
+import type { App } from '../../src/app.ts';
 
 /** Each caller gets its own address, so the per-IP create limit only bites where a test wants it to. */
 let addresses = 0;
