@@ -2,6 +2,7 @@ import { type ColumnType, sql } from 'kysely';
 import type { Clock } from '../platform/clock.ts';
 import type { Db } from '../platform/db/index.ts';
 import { uuidv7 } from '../platform/ids.ts';
+import { signWebhook } from '../platform/webhook-signature.ts';
 import type { ValidCard } from './card.ts';
 import {
   type Charge,
@@ -12,7 +13,6 @@ import {
   type RefundRequest,
   type WebhookEvent,
 } from './gateway.ts';
-import { signWebhook } from './webhook.ts';
 
 /**
  * The built-in sandbox gateway. It keeps its own books (tables `payments_sandbox_*`, which a real

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { App } from '../../src/app.ts';
 import type { CardDetails, PaymentsApi } from '../../src/payments/api.ts';
-import { signWebhook } from '../../src/payments/webhook.ts';
+import { signWebhook } from '../../src/platform/webhook-signature.ts';
 import type { TestApp } from './platform.ts';
 
 /** Helpers for tests of payments and of its owners (booking, parking). */
