@@ -109,7 +109,11 @@ export async function admitUsers(base: string, show: string, count: number) {
     const batch = await Promise.all(
       Array.from({ length: Math.min(50, count - i) }, async () => {
         const { user, authorization } = await guest(base);
-        const status = await call(base, 'GET', `/api/v1/shows/${show}/queue`, undefined, { authorization });
+        // The user id again in the query: the token decides it here, and older versions of the code
+        // (compared with bench/ab.ts) took it from there.
+        const status = await call(base, 'GET', `/api/v1/shows/${show}/queue?user_id=${user}`, undefined, {
+          authorization,
+        });
         if (!status.admission_token) throw new Error(`not admitted: ${JSON.stringify(status)}`);
         return { user, token: String(status.admission_token), authorization };
       }),
@@ -142,11 +146,12 @@ const scenario: Scenario = {
           path: `/api/v1/shows/${showId}/hold`,
           headers: { 'content-type': 'application/json' },
           setupRequest: (request) => {
-            const { token, authorization } = admitted[randomInt(admitted.length)];
+            const { user, token, authorization } = admitted[randomInt(admitted.length)];
             return {
               ...request,
               headers: { ...request.headers, authorization },
-              body: JSON.stringify({ seat_ids: randomSeats(), admission_token: token }),
+              // user_id as well, for older versions of the code (bench/ab.ts); it names the token's user.
+              body: JSON.stringify({ seat_ids: randomSeats(), user_id: user, admission_token: token }),
             };
           },
         },
@@ -160,7 +165,11 @@ const scenario: Scenario = {
       'content-type': 'application/json',
       authorization: `Bearer UT1.${randomUUID()}.${'x'.repeat(43)}`,
     },
-    body: JSON.stringify({ seat_ids: ['C7', 'C8'], admission_token: `${Date.now()}.${'x'.repeat(43)}` }),
+    body: JSON.stringify({
+      seat_ids: ['C7', 'C8'],
+      user_id: randomUUID(),
+      admission_token: `${Date.now()}.${'x'.repeat(43)}`,
+    }),
   }),
   async verify(base) {
     const audit = await auditShow(base, showId);
