@@ -98,10 +98,11 @@ test("the module sends an SMS through the HTTP provider; the carrier's signed re
   });
   assert.equal(accepted.statusCode, 202, accepted.body);
   const url = `/api/notifications/${accepted.json().id}`;
+  // The queue's worker, the carrier and its receipt all on real timers: a loaded machine takes a while.
   const delivered = await eventually(async () => {
     const channel = (await t.app.inject({ url, headers: t.asService })).json().channels[0];
     return channel.status === 'delivered' && channel;
-  });
+  }, 30_000);
   assert.equal(delivered.provider, 'http');
 });
 
