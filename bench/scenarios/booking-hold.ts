@@ -14,7 +14,8 @@ const ADMIN = { 'content-type': 'application/json', 'x-admin-key': 'dev-admin-ke
 const CLIENTS = 1000;
 const ROWS = 120;
 const SEATS_PER_ROW = 100;
-let showId = '';
+/** The hot show of each app prepared (bench/ab.ts prepares two). */
+const shows = new Map<string, string>();
 
 /**
  * Limits lifted for the booking benchmarks: every request comes from this one address, and the
@@ -137,7 +138,8 @@ const scenario: Scenario = {
   target: 0.2,
   connections: CLIENTS,
   async prepare(base) {
-    showId = await createHotShow(base, ROWS, SEATS_PER_ROW);
+    const showId = await createHotShow(base, ROWS, SEATS_PER_ROW);
+    shows.set(base, showId);
     const admitted = await admitUsers(base, showId, CLIENTS);
     return {
       requests: [
@@ -172,7 +174,7 @@ const scenario: Scenario = {
     }),
   }),
   async verify(base) {
-    const audit = await auditShow(base, showId);
+    const audit = await auditShow(base, shows.get(base)!);
     const lines = [
       `audit of the show: ${audit.live_holds} holds stored, ${audit.held_seats} of ${ROWS * SEATS_PER_ROW} seats held`,
       `double bookings: ${audit.double_booked_seats} (seats claimed by two live holds), incomplete holds: ${audit.incomplete_holds}`,
