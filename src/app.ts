@@ -1,7 +1,7 @@
 import './platform/observability/tick-shape.ts';
 import formbody from '@fastify/formbody';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
+import Fastify, { type FastifyServerOptions, LogController } from 'fastify';
 import { modulesFor, SERVICE_LINKS } from './modules.ts';
 import type { Adapters } from './platform/adapters.ts';
 import { registerGuestRoute } from './platform/auth/guests.ts';
@@ -28,7 +28,7 @@ import { createSseHub } from './platform/http/sse.ts';
 import { requestValidation } from './platform/http/validation.ts';
 import { createScheduler, type Scheduler } from './platform/jobs/index.ts';
 import { platformMigrations } from './platform/migrations.ts';
-import type { HealthCheck, ModuleInstance, PlatformDeps, ServiceModule } from './platform/module.ts';
+import type { App, HealthCheck, ModuleInstance, PlatformDeps, ServiceModule } from './platform/module.ts';
 import { deferChildLoggers } from './platform/observability/lazy-logger.ts';
 import {
   createMetrics,
@@ -39,7 +39,7 @@ import {
 import { registerPages } from './platform/pages/index.ts';
 import type { Consumer } from './platform/queue/index.ts';
 
-export type App = FastifyInstance;
+export type { App };
 
 export interface Platform {
   modules: Map<string, ModuleInstance>;
@@ -77,7 +77,7 @@ export interface BuildOptions {
  * `app.close()` stops them after the last in-flight request has finished.
  */
 export async function buildApp(config: Config, adapters: Adapters, options: BuildOptions = {}): Promise<App> {
-  const app = Fastify({
+  const app: App = Fastify({
     logger: options.logger ?? { level: config.logLevel },
     // Access logs cost a log line per request; the request id is on every line that is written.
     logController: new LogController({
@@ -108,7 +108,7 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
     ajv: {
       customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: true },
     },
-  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as FastifyInstance;
+  }).withTypeProvider<TypeBoxTypeProvider>();
   // Node's own property (not a constructor option): a request with more headers is refused (431).
   app.server.maxHeadersCount = config.maxHeadersCount;
   // Request loggers are built on their first line (lazy-logger.ts).

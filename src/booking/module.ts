@@ -112,7 +112,7 @@ export const bookingModule: ServiceModule = {
         const limits = { settings, limiter: deps.limiter };
         catalogueRoutes(app, catalogue);
         searchRoutes(app, search);
-        seatsRoutes(app, seats, limits);
+        await app.register(seatsRoutes, { seats, ...limits });
         waitingRoomRoutes(app, waitingRoom, live, limits);
         bookingsRoutes(app, bookings);
         pageRoutes(app, { catalogue, search, settings, clock });

@@ -1,4 +1,11 @@
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify';
 import type { Adapters } from './adapters.ts';
 import type { Auth } from './auth/index.ts';
 import type { Config, ServiceName } from './config.ts';
@@ -7,6 +14,18 @@ import type { SseHub } from './http/sse.ts';
 import type { JobDefinition } from './jobs/index.ts';
 import type { Metrics } from './observability/metrics.ts';
 import type { Consumer } from './queue/index.ts';
+
+/**
+ * The app as routes see it: each route's request types come from its TypeBox schemas. A routes
+ * file is a typed plugin (`FastifyPluginAsyncTypebox<Options>`) that a module registers on it.
+ */
+export type App = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
 
 export interface HealthCheck {
   status: 'ok' | 'degraded' | 'down';
@@ -29,7 +48,7 @@ export interface ModuleInstance {
   /** Functions other modules may call in-process (their only way into this module). */
   api?: unknown;
   /** HTTP routes and pages (api role). */
-  routes?(app: FastifyInstance): void | Promise<void>;
+  routes?(app: App): void | Promise<void>;
   /** Queue consumers (worker role). */
   startWorkers?(): Consumer[] | Promise<Consumer[]>;
   /** Periodic jobs (scheduler role). */

@@ -1,17 +1,17 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { RateLimiter } from '../../platform/ratelimit/index.ts';
 import { bookingUser, ownerScope, perAddress } from '../caller.ts';
 import type { BookingSettings } from '../settings.ts';
-import { Hold, type HoldRequest, holdRequest, IdParams, Integrity, SeatMap } from './schemas.ts';
+import { Hold, holdRequest, IdParams, Integrity, SeatMap } from './schemas.ts';
 import type { SeatsService } from './service.ts';
 
 const tags = ['booking'];
 
-export function seatsRoutes(
-  app: FastifyInstance,
-  seats: SeatsService,
-  { settings, limiter }: { settings: BookingSettings; limiter: RateLimiter },
-) {
+export const seatsRoutes: FastifyPluginAsyncTypebox<{
+  seats: SeatsService;
+  settings: BookingSettings;
+  limiter: RateLimiter;
+}> = async (app, { seats, settings, limiter }) => {
   app.get(
     '/api/v1/shows/:id/seats',
     {
@@ -23,7 +23,7 @@ export function seatsRoutes(
         response: { 200: SeatMap },
       },
     },
-    async (request) => seats.seatMap((request.params as { id: string }).id),
+    async (request) => seats.seatMap(request.params.id),
   );
 
   app.post(
@@ -47,11 +47,11 @@ export function seatsRoutes(
       },
     },
     async (request, reply) => {
-      const body = request.body as HoldRequest;
+      const body = request.body;
       const userId = bookingUser(request, body.user_id);
       const header = request.headers['x-admission-token'];
       const admission_token = body.admission_token ?? (typeof header === 'string' ? header : undefined);
-      const hold = await seats.hold((request.params as { id: string }).id, userId, {
+      const hold = await seats.hold(request.params.id, userId, {
         ...body,
         admission_token,
       });
@@ -71,7 +71,7 @@ export function seatsRoutes(
         response: { 200: Hold },
       },
     },
-    async (request) => seats.getHold((request.params as { id: string }).id, ownerScope(request)),
+    async (request) => seats.getHold(request.params.id, ownerScope(request)),
   );
 
   app.delete(
@@ -86,7 +86,7 @@ export function seatsRoutes(
         response: { 200: Hold },
       },
     },
-    async (request) => seats.releaseHold((request.params as { id: string }).id, ownerScope(request)),
+    async (request) => seats.releaseHold(request.params.id, ownerScope(request)),
   );
 
   app.get(
@@ -100,6 +100,6 @@ export function seatsRoutes(
         response: { 200: Integrity },
       },
     },
-    async (request) => seats.integrity((request.params as { id: string }).id),
+    async (request) => seats.integrity(request.params.id),
   );
-}
+};
