@@ -110,12 +110,12 @@ export const bookingModule: ServiceModule = {
     return {
       routes: async (app) => {
         const limits = { settings, limiter: deps.limiter };
-        catalogueRoutes(app, catalogue);
-        searchRoutes(app, search);
+        await app.register(catalogueRoutes, { catalogue });
+        await app.register(searchRoutes, { search });
         await app.register(seatsRoutes, { seats, ...limits });
         waitingRoomRoutes(app, waitingRoom, live, limits);
         bookingsRoutes(app, bookings);
-        pageRoutes(app, { catalogue, search, settings, clock });
+        await app.register(pageRoutes, { catalogue, search, settings, clock });
       },
       jobs: [
         {
