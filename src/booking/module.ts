@@ -12,7 +12,7 @@ import { loadDemoCatalogue } from './catalogue/demo.ts';
 import { createCatalogueRepository } from './catalogue/repository.ts';
 import { catalogueRoutes } from './catalogue/routes.ts';
 import { createCatalogueService } from './catalogue/service.ts';
-import { bookingMigrations } from './migrations.ts';
+import { bookingMigrations } from './migrations/index.ts';
 import { pageRoutes } from './pages/routes.ts';
 import { createSearchRepository } from './search/repository.ts';
 import { searchRoutes } from './search/routes.ts';

@@ -1,7 +1,7 @@
 import type { Generated, Kysely } from 'kysely';
 import type { Db } from '../platform/db/index.ts';
 
-/** Kysely types of the booking tables (see migrations.ts). */
+/** Kysely types of the booking tables (see migrations/index.ts). */
 export type BookingTables = {
   booking_cities: { id: string; name: string; state: string | null; timezone: string; created_at: Date };
   booking_movies: {
