@@ -42,7 +42,7 @@ export const bookingModule: ServiceModule = {
     if (settings.unsafeNoArbiter)
       log.error('BOOKING_UNSAFE_NO_ARBITER is set: seats CAN be sold twice (tests only)');
 
-    const catalogueRepo = createCatalogueRepository(db);
+    const catalogueRepo = createCatalogueRepository(deps.database.db);
     const catalogue = createCatalogueService({ repo: catalogueRepo, cache, clock });
     if (settings.demoCatalogue && (await loadDemoCatalogue(catalogueRepo, clock))) {
       log.info('loaded the demo catalogue (BOOKING_DEMO=false skips it)');

@@ -280,11 +280,7 @@ test('the demo catalogue loads once into an empty database, and a second start d
     assert.ok(first.shows > 300, `${first.shows} shows`);
     const { loadDemoCatalogue } = await import('./demo.ts');
     const { createCatalogueRepository } = await import('./repository.ts');
-    const { bookingDb } = await import('../tables.ts');
-    const loaded = await loadDemoCatalogue(
-      createCatalogueRepository(bookingDb(demo.adapters.database.db)),
-      demo.clock,
-    );
+    const loaded = await loadDemoCatalogue(createCatalogueRepository(demo.adapters.database.db), demo.clock);
     assert.equal(loaded, false);
     assert.deepEqual(await count(), first);
     // Every show is in the coming week of the clock, and the seat map of one is complete.
