@@ -59,16 +59,18 @@ export function createSearchRepository(db: BookingDb) {
             })`);
       }
       const where = conditions.length > 0 ? sql`where ${sql.join(conditions, sql` and `)}` : sql``;
+      // Without words there is nothing to rank by: relevance is the rating order then (a bare
+      // `order by 0` would name a column position, and fail).
       const relevance =
         filters.text !== undefined
-          ? sql`${tsquery ? sql`ts_rank(m.title_tsv, to_tsquery('english', ${tsquery})) + ` : sql``}similarity(lower(m.title), ${filters.text})`
-          : sql`0`;
+          ? sql`${tsquery ? sql`ts_rank(m.title_tsv, to_tsquery('english', ${tsquery})) + ` : sql``}similarity(lower(m.title), ${filters.text}) desc, `
+          : sql``;
       const order =
         filters.sort === 'release_date'
           ? sql`m.release_date desc, m.title`
           : filters.sort === 'rating'
             ? sql`m.rating desc nulls last, m.title`
-            : sql`${relevance} desc, m.rating desc nulls last, m.title`;
+            : sql`${relevance}m.rating desc nulls last, m.title`;
       const { rows } = await sql<MovieRow & { cities: string[]; total: number }>`
         select m.id, m.title, m.description, m.duration_minutes, m.language, m.genres,
           to_char(m.release_date, 'YYYY-MM-DD') as release_date, m.poster_url, m.rating::float8 as rating,
