@@ -47,7 +47,12 @@ export const bookingModule: ServiceModule = {
     if (settings.demoCatalogue && (await loadDemoCatalogue(catalogueRepo, clock))) {
       log.info('loaded the demo catalogue (BOOKING_DEMO=false skips it)');
     }
-    const search = createSearchService({ repo: createSearchRepository(db), catalogue, cache, clock });
+    const search = createSearchService({
+      repo: createSearchRepository(deps.database.db),
+      catalogue,
+      cache,
+      clock,
+    });
     const seatsRepo = createSeatsRepository(db, {
       unsafeNoArbiter: settings.unsafeNoArbiter,
       limits: { perShow: settings.holdsPerUserShow, perUser: settings.holdsPerUser },

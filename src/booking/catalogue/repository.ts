@@ -1,4 +1,4 @@
-import { type InferResult, type Insertable, type Selectable, sql } from 'kysely';
+import { type Expression, type InferResult, type Insertable, type Selectable, sql } from 'kysely';
 import type { Db } from '../../platform/db/index.ts';
 import type {
   BookingDb,
@@ -36,7 +36,7 @@ export type ShowRow = InferResult<ReturnType<typeof showDetails>>[number];
 export type SlotRow = InferResult<ReturnType<typeof slots>>[number];
 
 /** The movie columns as the API shows them (`MovieRow`), from `booking_movies as m`. */
-const movieColumns = [
+export const movieColumns = [
   'm.id',
   'm.title',
   'm.description',
@@ -77,12 +77,22 @@ const dayEnd = (date: string, zone: string | typeof CITY_ZONE) =>
   sql<Date>`((${date}::date + 1)::timestamp at time zone ${zone})`;
 
 /** Shows with their screen, theater and city (`s`, `sc`, `t`, `c`). */
-const showsWithVenue = (db: BookingDb) =>
+export const showsWithVenue = (db: BookingDb) =>
   db
     .selectFrom('booking_shows as s')
     .innerJoin('booking_screens as sc', 'sc.id', 's.screen_id')
     .innerJoin('booking_theaters as t', 't.id', 'sc.theater_id')
     .innerJoin('booking_cities as c', 'c.id', 't.city_id');
+
+/** Names of the cities where a movie (an id, or a column reference) has scheduled shows from `from` on. */
+export const citiesShowing = (db: BookingDb, movieId: string | Expression<string>, from: Date) =>
+  showsWithVenue(db)
+    .select('c.name')
+    .distinct()
+    .where('s.movie_id', '=', movieId)
+    .where('s.status', '=', 'SCHEDULED')
+    .where('s.show_time', '>=', from)
+    .orderBy('c.name');
 
 const slots = (db: BookingDb) => showsWithVenue(db).select(slotColumns);
 
@@ -198,14 +208,7 @@ export function createCatalogueRepository(database: Db) {
 
     /** Cities where a movie has scheduled shows from `from` on (for its page). */
     async movieCities(movieId: string, from: Date): Promise<string[]> {
-      const rows = await showsWithVenue(db)
-        .select('c.name')
-        .distinct()
-        .where('s.movie_id', '=', movieId)
-        .where('s.status', '=', 'SCHEDULED')
-        .where('s.show_time', '>=', from)
-        .orderBy('c.name')
-        .execute();
+      const rows = await citiesShowing(db, movieId, from).execute();
       return rows.map((row) => row.name);
     },
 
