@@ -77,6 +77,8 @@ export const bookingModule: ServiceModule = {
       secret: config.secret,
     });
     const live = createQueueLive({ waitingRoom, pubsub, sse: deps.sse, log });
+    // The platform keeps modules' public APIs untyped (`unknown`): these casts name what the
+    // payments and notify modules publish (`needs` has them created first, when enabled).
     const payments = () => deps.modules.get('payments') as BookingPayments | undefined;
     const notifier = createBookingNotifier({
       notify: deps.modules.get('notify') as NotifyApi | undefined,
