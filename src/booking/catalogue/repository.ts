@@ -21,10 +21,9 @@ export type MovieRow = Omit<
   'release_date' | 'rating' | 'created_at' | 'updated_at' | 'title_tsv'
 > & { release_date: string; rating: number | null };
 
-/** A seat of a screen, its base price read as an `int`. */
-export type SeatRow = Omit<Selectable<SeatsTable>, 'screen_id' | 'base_price_minor'> & {
-  base_price_minor: number;
-};
+/** A seat of a screen (its base price a BigInt, as `bigint` columns read). */
+export type SeatRow = Omit<Selectable<SeatsTable>, 'screen_id'>;
+export type NewSeat = Insertable<SeatsTable>;
 
 export type NewTheater = Omit<Insertable<TheatersTable>, 'total_screens'>;
 export type NewScreen = Omit<Insertable<ScreensTable>, 'total_seats'>;
@@ -246,11 +245,7 @@ export function createCatalogueRepository(database: Db) {
     },
 
     /** Inserts a screen and its seats; false when the theater already has that screen number. */
-    async insertScreen(
-      tx: BookingDb,
-      screen: NewScreen,
-      seats: (SeatRow & { screen_id: string })[],
-    ): Promise<boolean> {
+    async insertScreen(tx: BookingDb, screen: NewScreen, seats: NewSeat[]): Promise<boolean> {
       const inserted = await tx
         .insertInto('booking_screens')
         .values({ ...screen, total_seats: seats.length })
@@ -277,13 +272,7 @@ export function createCatalogueRepository(database: Db) {
     async screenSeats(screenId: string): Promise<SeatRow[]> {
       return db
         .selectFrom('booking_seats')
-        .select([
-          'id',
-          'row_number',
-          'seat_number',
-          'seat_type',
-          (eb) => eb.cast<number>('base_price_minor', 'integer').as('base_price_minor'),
-        ])
+        .select(['id', 'row_number', 'seat_number', 'seat_type', 'base_price_minor'])
         .where('screen_id', '=', screenId)
         .orderBy((eb) => eb.fn('length', ['row_number']))
         .orderBy('row_number')
@@ -394,7 +383,7 @@ function pickMovie(row: MovieRow & { movie_id: string }): MovieRow {
   };
 }
 
-export async function insertSeats(tx: BookingDb, seats: (SeatRow & { screen_id: string })[]): Promise<void> {
+export async function insertSeats(tx: BookingDb, seats: NewSeat[]): Promise<void> {
   for (let i = 0; i < seats.length; i += 2000) {
     await tx
       .insertInto('booking_seats')
