@@ -32,6 +32,8 @@ const PageQuery = Type.Object({
 });
 const page = { config: access, schema: { hide: true } };
 const idPage = { config: access, schema: { hide: true, params: IdParams } };
+const searchPage = { config: access, schema: { hide: true, querystring: PageQuery } };
+const moviePage = { config: access, schema: { hide: true, params: IdParams, querystring: PageQuery } };
 
 /** The booking pages: server-rendered, with small client modules for the interactive parts. */
 export const pageRoutes: FastifyPluginAsyncTypebox<{
@@ -51,43 +53,38 @@ export const pageRoutes: FastifyPluginAsyncTypebox<{
       styles: STYLES,
     });
 
-  app.get(
-    '/movies',
-    { config: access, schema: { hide: true, querystring: PageQuery } },
-    async (request, reply) => {
-      const raw = request.query;
-      const query: SearchQuery = {
-        q: text(raw.q, 100),
-        city: text(raw.city, 100),
-        date: raw.date && DATE.test(raw.date) ? raw.date : undefined,
-        genre: text(raw.genre, 30),
-        language: text(raw.language, 50),
-        sort: isSort(raw.sort) ? raw.sort : undefined,
-        page: Math.min(1000, Math.max(1, Number.parseInt(raw.page ?? '1', 10) || 1)),
-        page_size: 12,
-      };
-      const [cities, facets] = await Promise.all([catalogue.listCities(), catalogue.facets()]);
-      if (query.city && !cities.some((city) => city.city_id === query.city || city.name === query.city)) {
-        query.city = undefined;
-      }
-      const results = await search.search(query);
-      const pages = Math.max(1, Math.ceil(results.total / 12));
-      return reply.page('/booking/pages/search', {
-        title: 'Movies',
-        query,
-        cities,
-        facets,
-        results,
-        pages,
-        pageLink: (n: number) =>
-          `/movies?${new URLSearchParams(clean({ ...raw, page: String(n) })).toString()}`,
-        styles: STYLES,
-        scripts: ['/static/booking/search.js'],
-      });
-    },
-  );
+  app.get('/movies', searchPage, async (request, reply) => {
+    const raw = request.query;
+    const query: SearchQuery = {
+      q: text(raw.q, 100),
+      city: text(raw.city, 100),
+      date: raw.date && DATE.test(raw.date) ? raw.date : undefined,
+      genre: text(raw.genre, 30),
+      language: text(raw.language, 50),
+      sort: isSort(raw.sort) ? raw.sort : undefined,
+      page: Math.min(1000, Math.max(1, Number.parseInt(raw.page ?? '1', 10) || 1)),
+      page_size: 12,
+    };
+    const [cities, facets] = await Promise.all([catalogue.listCities(), catalogue.facets()]);
+    if (query.city && !cities.some((city) => city.city_id === query.city || city.name === query.city)) {
+      query.city = undefined;
+    }
+    const results = await search.search(query);
+    const pages = Math.max(1, Math.ceil(results.total / 12));
+    return reply.page('/booking/pages/search', {
+      title: 'Movies',
+      query,
+      cities,
+      facets,
+      results,
+      pages,
+      pageLink: (n: number) =>
+        `/movies?${new URLSearchParams(clean({ ...raw, page: String(n) })).toString()}`,
+      styles: STYLES,
+      scripts: ['/static/booking/search.js'],
+    });
+  });
 
-  const moviePage = { config: access, schema: { hide: true, params: IdParams, querystring: PageQuery } };
   app.get('/movies/:id', moviePage, async (request, reply) => {
     const { id } = request.params;
     if (!UUID.test(id)) return notFound(reply, 'movie');
