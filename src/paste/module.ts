@@ -2,7 +2,7 @@ import type { ServiceModule } from '../platform/module.ts';
 import { pasteKeyScheme } from './accounts.ts';
 import { createCleanup } from './cleanup.ts';
 import { pasteMigrations } from './migrations.ts';
-import { pastePageRoutes } from './pages.ts';
+import { pastePageRoutes } from './pages/routes.ts';
 import { createPasteReads } from './reads.ts';
 import { createPasteRepository } from './repository.ts';
 import { pasteApiRoutes } from './routes.ts';
@@ -57,8 +57,8 @@ export const pasteModule: ServiceModule = {
         invalidate: reads.invalidate,
       },
       async routes(app) {
-        await pasteApiRoutes(app, service, reads, deps.clock);
-        pastePageRoutes(app, service, reads, deps.config.baseUrl);
+        await app.register(pasteApiRoutes, { pastes: service, reads, clock: deps.clock });
+        await app.register(pastePageRoutes, { pastes: service, reads, baseUrl: deps.config.baseUrl });
       },
       jobs: [
         {

@@ -1,14 +1,14 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../platform/errors.ts';
-import { serveStatic } from '../platform/pages/index.ts';
-import { setRateLimitHeaders } from '../platform/ratelimit/headers.ts';
-import { PUBLIC_OR_OWNER } from './accounts.ts';
-import { pasteError } from './errors.ts';
-import { highlight, LANGUAGES } from './highlight.ts';
-import type { LocalEntry, PasteReads } from './reads.ts';
-import { readerOf } from './routes.ts';
-import type { CreateInput, PasteService } from './service.ts';
-import { MAX_CONTENT_BYTES } from './settings.ts';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../../platform/errors.ts';
+import { serveStatic } from '../../platform/pages/index.ts';
+import { setRateLimitHeaders } from '../../platform/ratelimit/headers.ts';
+import { PUBLIC_OR_OWNER, readerOf } from '../accounts.ts';
+import { pasteError } from '../errors.ts';
+import { highlight, LANGUAGES } from '../highlight.ts';
+import type { LocalEntry, PasteReads } from '../reads.ts';
+import type { CreateInput, PasteService } from '../service.ts';
+import { MAX_CONTENT_BYTES } from '../settings.ts';
 
 const SHORT_URL = /^[0-9A-Za-z]{1,8}$/;
 const STYLES = ['/static/paste/paste.css', '/static/paste/hljs.css'];
@@ -33,14 +33,22 @@ interface FormFields {
   api_key?: string;
 }
 
-/** The HTML side: the create form (at / and /paste), paste pages, and their error pages. */
-export function pastePageRoutes(
-  app: FastifyInstance,
-  service: PasteService,
-  reads: PasteReads,
-  baseUrl: string,
-) {
-  serveStatic(app, 'paste', new URL('./pages/static/', import.meta.url));
+export interface PastePagesOptions {
+  pastes: PasteService;
+  reads: PasteReads;
+  baseUrl: string;
+}
+
+/**
+ * The HTML side: the create form (at / and /paste), paste pages, and their error pages. Pages
+ * have no body schema (their errors are shown on the page, not as problem+json), so the posted
+ * fields' types are declared on each route.
+ */
+export const pastePageRoutes: FastifyPluginAsyncTypebox<PastePagesOptions> = async (
+  app,
+  { pastes: service, reads, baseUrl },
+) => {
+  serveStatic(app, 'paste', new URL('./static/', import.meta.url));
   const hide = { schema: { hide: true } };
   // Pages are public; a paste page also answers its owner's key (Authorization: Bearer pk_…),
   // proven by the platform like on the API, so a private paste's page opens for its owner.
@@ -62,11 +70,11 @@ export function pastePageRoutes(
   app.get('/', open, (_request, reply) => form(reply, true));
   app.get('/paste', open, (_request, reply) => form(reply, false));
 
-  app.post(
+  app.post<{ Body: FormFields | undefined }>(
     '/',
     // Form encoding can triple the size of the text; the 10 MB limit is checked on the decoded text.
     { ...open, bodyLimit: 3 * MAX_CONTENT_BYTES + 64 * 1024 },
-    async (request: FastifyRequest<{ Body: FormFields }>, reply) => {
+    async (request, reply) => {
       const fields = typeof request.body === 'object' && request.body ? request.body : {};
       try {
         const owner = await formOwner(fields.api_key);
@@ -97,29 +105,22 @@ export function pastePageRoutes(
     },
   );
 
-  app.get(
-    '/:short_url',
-    reading,
-    async (request: FastifyRequest<{ Params: { short_url: string } }>, reply) => {
-      const { short_url: shortUrl } = request.params;
-      if (!SHORT_URL.test(shortUrl)) return missing(reply, shortUrl);
-      const cached = reads.peek(shortUrl);
-      if (cached?.open) {
-        if (request.method !== 'HEAD') reads.countView(cached);
-        return view(reply, cached);
-      }
-      // A GET never burns (browsers prefetch, bots preview): a burn-after-read paste takes a deliberate POST.
-      return readPage(request, reply, shortUrl, { preview: true });
-    },
-  );
+  app.get<{ Params: { short_url: string } }>('/:short_url', reading, async (request, reply) => {
+    const { short_url: shortUrl } = request.params;
+    if (!SHORT_URL.test(shortUrl)) return missing(reply, shortUrl);
+    const cached = reads.peek(shortUrl);
+    if (cached?.open) {
+      if (request.method !== 'HEAD') reads.countView(cached);
+      return view(reply, cached);
+    }
+    // A GET never burns (browsers prefetch, bots preview): a burn-after-read paste takes a deliberate POST.
+    return readPage(request, reply, shortUrl, { preview: true });
+  });
 
-  app.post(
+  app.post<{ Params: { short_url: string }; Body: { password?: unknown } | undefined }>(
     '/:short_url',
     reading,
-    async (
-      request: FastifyRequest<{ Params: { short_url: string }; Body: { password?: string } }>,
-      reply,
-    ) => {
+    async (request, reply) => {
       const { short_url: shortUrl } = request.params;
       if (!SHORT_URL.test(shortUrl)) return missing(reply, shortUrl);
       const password = typeof request.body?.password === 'string' ? request.body.password : undefined;
@@ -228,7 +229,7 @@ export function pastePageRoutes(
       link: { href: '/paste', title: 'Create a new paste' },
     });
   }
-}
+};
 
 function formInput(fields: FormFields): CreateInput {
   const expires = fields.expires_in ? Number(fields.expires_in) : undefined;
