@@ -1,7 +1,7 @@
 import type { ServiceModule } from '../platform/module.ts';
 import { pasteKeyScheme } from './accounts.ts';
 import { createCleanup } from './cleanup.ts';
-import { pasteMigrations } from './migrations.ts';
+import { pasteMigrations } from './migrations/index.ts';
 import { pastePageRoutes } from './pages/routes.ts';
 import { createPasteReads } from './reads.ts';
 import { createPasteRepository } from './repository.ts';

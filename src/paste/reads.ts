@@ -5,7 +5,8 @@ import type { Clock } from '../platform/clock.ts';
 import type { PubSub } from '../platform/pubsub/index.ts';
 import { unpackContent } from './content.ts';
 import type { Highlighted } from './highlight.ts';
-import type { PasteRepository, PasteRow } from './repository.ts';
+import type { PasteRepository } from './repository.ts';
+import type { DeletedReason, PasteRow } from './tables.ts';
 
 /** What the shared cache holds per short_url (JSON, so Redis can hold it too). */
 export interface CachedPaste {
@@ -25,7 +26,7 @@ export interface CachedPaste {
   hash: string;
 }
 
-export type GoneReason = 'expired' | 'deleted' | 'burned';
+export type GoneReason = DeletedReason;
 type Loaded = { state: 'live'; paste: CachedPaste } | { state: 'gone'; reason: GoneReason };
 
 /** A paste as this process serves it: the cached record plus its pre-rendered responses. */

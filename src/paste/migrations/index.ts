@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import type { Migrations } from '../platform/db/migrate.ts';
+import type { Migrations } from '../../platform/db/migrate.ts';
 
 /**
  * Tables of the text sharing service. Spec fields keep the spec's names; extras:
