@@ -36,11 +36,10 @@ export interface LocalEntry {
   /** Public, no password, no burn: any reader gets it without further checks. */
   open: boolean;
   /**
-   * The JSON body up to the views count, as one flat string; a read appends `views}`. It was
-   * UTF-8 bytes once, copied into a new Buffer per read: one memcpy, but every body (10 KB in the
-   * paste-read benchmark) was an ArrayBuffer outside the JavaScript heap, and ~500 MB/s of those
-   * made V8 run a full mark-compact several times a second (p99 20 ms, a third fewer reads after
-   * the first seconds). A string body dies young in the heap and costs a scavenge.
+   * The JSON body up to the views count, as one flat string; a read appends `views}`. Not UTF-8
+   * bytes copied into a new Buffer per read: each such body lives outside the JavaScript heap,
+   * and at a high read rate that external memory drives V8 into frequent full mark-compacts
+   * (long pauses, fewer reads). A string body dies young in the heap and costs a scavenge.
    */
   jsonHead: string;
   /** This paste's view total as far as this process knows. */

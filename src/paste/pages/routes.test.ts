@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { createPaste, freshIp } from '../../test/support/paste.ts';
-import { createTestApp, type TestApp } from '../../test/support/platform.ts';
+import { createPaste, freshIp } from '../../../test/support/paste.ts';
+import { createTestApp, type TestApp } from '../../../test/support/platform.ts';
 
 let t: TestApp;
 before(async () => {
