@@ -1,10 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../platform/clock.ts';
-import { AppError } from '../platform/errors.ts';
-import { setRateLimitHeaders } from '../platform/ratelimit/headers.ts';
 import { accountOf, OWNER_ONLY, PUBLIC_OR_OWNER, readerOf } from './accounts.ts';
-import { emptyContentCheck, useCreateBodyParsers } from './create-body.ts';
+import { emptyContentCheck, spendAndCreate, useCreateBodyParsers } from './create.ts';
 import { pasteError } from './errors.ts';
 import { LANGUAGES } from './highlight.ts';
 import type { LocalEntry, PasteReads } from './reads.ts';
@@ -92,34 +90,6 @@ const createRoutes: FastifyPluginAsyncTypebox<PasteApiOptions> = async (scope, {
     });
   }
 };
-
-/**
- * Spends one create from the caller's allowance (with the RateLimit headers), creates the paste,
- * and gives the point back when the paste is refused. The create form does the same (pages).
- */
-export async function spendAndCreate(
-  pastes: PasteService,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  input: CreateInput,
-  owner = accountOf(request),
-) {
-  const { policy, decision } = await pastes.spendCreateAllowance(owner, request.ip);
-  setRateLimitHeaders(reply, policy, decision);
-  if (!decision.allowed) {
-    throw pasteError('too_many_pastes', {
-      detail: `At most ${policy.points} pastes per ${policy.durationSec} s`,
-    });
-  }
-  try {
-    return await pastes.create(input, owner);
-  } catch (error) {
-    // A refused paste costs nothing from the allowance.
-    if (error instanceof AppError && error.status < 500)
-      await pastes.refundCreateAllowance(policy, owner, request.ip);
-    throw error;
-  }
-}
 
 function rawInput(content: string, query: CreatePasteQuery, passwordHeader: unknown): CreateInput {
   if (content.length === 0) {

@@ -2,8 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../platform/errors.ts';
 import { serveStatic } from '../../platform/pages/index.ts';
-import { setRateLimitHeaders } from '../../platform/ratelimit/headers.ts';
 import { PUBLIC_OR_OWNER, readerOf } from '../accounts.ts';
+import { spendAndCreate } from '../create.ts';
 import { pasteError } from '../errors.ts';
 import { highlight, LANGUAGES } from '../highlight.ts';
 import type { LocalEntry, PasteReads } from '../reads.ts';
@@ -78,19 +78,7 @@ export const pastePageRoutes: FastifyPluginAsyncTypebox<PastePagesOptions> = asy
       const fields = typeof request.body === 'object' && request.body ? request.body : {};
       try {
         const owner = await formOwner(fields.api_key);
-        const { policy, decision } = await service.spendCreateAllowance(owner, request.ip);
-        setRateLimitHeaders(reply, policy, decision);
-        if (!decision.allowed)
-          throw pasteError('too_many_pastes', `At most ${policy.points} pastes per ${policy.durationSec} s`);
-        if (!fields.content) throw pasteError('invalid_option', 'Write or paste some text first');
-        let created: Awaited<ReturnType<PasteService['create']>>;
-        try {
-          created = await service.create(formInput(fields), owner);
-        } catch (error) {
-          if (error instanceof AppError && error.status < 500)
-            await service.refundCreateAllowance(policy, owner, request.ip);
-          throw error;
-        }
+        const created = await spendAndCreate(service, request, reply, formInput(fields), owner);
         return reply.code(201).page('/paste/pages/created', {
           title: 'Paste created',
           created,
@@ -231,7 +219,9 @@ export const pastePageRoutes: FastifyPluginAsyncTypebox<PastePagesOptions> = asy
   }
 };
 
+/** The form's fields as a create: checked before the create allowance is spent, as the API's are. */
 function formInput(fields: FormFields): CreateInput {
+  if (!fields.content) throw pasteError('invalid_option', 'Write or paste some text first');
   const expires = fields.expires_in ? Number(fields.expires_in) : undefined;
   if (expires !== undefined && !Number.isInteger(expires))
     throw pasteError('invalid_option', 'Pick an expiry from the list');

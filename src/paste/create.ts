@@ -1,7 +1,11 @@
-import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../platform/errors.ts';
 import { sendProblem, toAppError } from '../platform/http/problem.ts';
+import { setRateLimitHeaders } from '../platform/ratelimit/headers.ts';
+import { accountOf } from './accounts.ts';
 import { textFromBytes, tooLarge } from './content.ts';
 import { pasteError } from './errors.ts';
+import type { CreateInput, PasteService } from './service.ts';
 import { MAX_CONTENT_BYTES } from './settings.ts';
 
 /** JSON escapes (\n, \", \\) make the wire form larger than the text; the 10 MB content limit is checked after parsing. */
@@ -100,4 +104,32 @@ export async function emptyContentCheck(request: FastifyRequest) {
     validation: [EMPTY_CONTENT],
     validationContext: 'body',
   });
+}
+
+/**
+ * Spends one create from the caller's allowance (with the RateLimit headers), creates the paste,
+ * and gives the point back when the paste is refused. The create form does the same (pages).
+ */
+export async function spendAndCreate(
+  pastes: PasteService,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  input: CreateInput,
+  owner = accountOf(request),
+) {
+  const { policy, decision } = await pastes.spendCreateAllowance(owner, request.ip);
+  setRateLimitHeaders(reply, policy, decision);
+  if (!decision.allowed) {
+    throw pasteError('too_many_pastes', {
+      detail: `At most ${policy.points} pastes per ${policy.durationSec} s`,
+    });
+  }
+  try {
+    return await pastes.create(input, owner);
+  } catch (error) {
+    // A refused paste costs nothing from the allowance.
+    if (error instanceof AppError && error.status < 500)
+      await pastes.refundCreateAllowance(policy, owner, request.ip);
+    throw error;
+  }
 }
