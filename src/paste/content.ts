@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
-import { constants, zstdCompressSync, zstdDecompressSync } from 'node:zlib';
+import { constants, zstdDecompressSync } from 'node:zlib';
+import { createZstdCompressor, type ZstdCompressor } from '../platform/perf/zstd-context.ts';
 import { pasteError } from './errors.ts';
 import { MAX_CONTENT_BYTES } from './settings.ts';
 
@@ -67,8 +68,7 @@ export function packContent(bytes: Buffer): StoredContent {
  * a few KB costs more than the compression itself; bounding them by the input's size removes
  * that work for a stored size hardly larger. Inputs above 2 MB get level 3 as it is.
  */
-function zstdParams(size: number): Record<number, number> {
-  const windowLog = Math.min(21, Math.max(10, Math.ceil(Math.log2(size))));
+function zstdParams(windowLog: number): Record<number, number> {
   return {
     [constants.ZSTD_c_compressionLevel]: 3,
     [constants.ZSTD_c_windowLog]: windowLog,
@@ -77,8 +77,20 @@ function zstdParams(size: number): Record<number, number> {
   };
 }
 
+/**
+ * One compression context per window size (10 to 21), kept for the process's life: setting one
+ * up per call cost more than compressing (src/platform/perf/zstd-context.ts says why and how).
+ */
+const compressors = new Map<number, ZstdCompressor>();
+
 function compress(bytes: Buffer): Buffer {
-  return zstdCompressSync(bytes, { params: zstdParams(bytes.length) });
+  const windowLog = Math.min(21, Math.max(10, Math.ceil(Math.log2(bytes.length))));
+  let compressor = compressors.get(windowLog);
+  if (!compressor) {
+    compressor = createZstdCompressor({ params: zstdParams(windowLog) });
+    compressors.set(windowLog, compressor);
+  }
+  return compressor(bytes);
 }
 
 export function unpackContent(data: Uint8Array, encoding: string): string {
