@@ -147,20 +147,19 @@ export function createPasteReads(deps: ReadsDeps): PasteReads {
 
   const ttlFor = (expiresAtMs: number, now: number) => Math.min(DAY_MS, expiresAtMs - now);
 
-  async function loadFromDatabase(shortUrl: string) {
+  async function loadFromDatabase(shortUrl: string): Promise<{ value: Loaded; ttlMs: number } | undefined> {
     loads.inc();
     reads.inc({ layer: 'database' });
     const row = await repository.findWithContent(shortUrl);
     if (!row) return undefined;
     const now = clock.now().getTime();
-    if (row.deleted_reason)
-      return { value: { state: 'gone', reason: row.deleted_reason } as Loaded, ttlMs: 0 };
+    if (row.deleted_reason) return { value: { state: 'gone', reason: row.deleted_reason }, ttlMs: 0 };
     if (row.expires_at && row.expires_at.getTime() <= now) {
-      return { value: { state: 'gone', reason: 'expired' } as Loaded, ttlMs: 0 };
+      return { value: { state: 'gone', reason: 'expired' }, ttlMs: 0 };
     }
     const paste = toCached(row, unpackContent(row.data, row.encoding));
     return {
-      value: { state: 'live', paste } as Loaded,
+      value: { state: 'live', paste },
       ttlMs: ttlFor(row.expires_at?.getTime() ?? Infinity, now),
     };
   }
@@ -228,7 +227,7 @@ export function createPasteReads(deps: ReadsDeps): PasteReads {
       if (entry) return Promise.resolve({ state: 'live', entry });
       const inFlight = loading.get(shortUrl);
       if (inFlight) return inFlight.promise;
-      const marker = { promise: Promise.resolve(undefined) as Promise<Lookup>, stale: false };
+      const marker = { promise: Promise.resolve<Lookup>(undefined), stale: false };
       marker.promise = lookupUncached(shortUrl, marker).finally(() => {
         if (loading.get(shortUrl) === marker) loading.delete(shortUrl);
       });

@@ -2,6 +2,7 @@ import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 import { createRandomPool } from '../platform/random.ts';
 
+// Cast: promisify picks scrypt's overload without options; this is the one with them.
 const scryptAsync = promisify(scrypt) as (
   password: string,
   salt: Buffer,
