@@ -5,14 +5,13 @@ import { serveStatic } from '../../platform/pages/index.ts';
 import { PUBLIC_OR_OWNER, readerOf } from '../accounts.ts';
 import { spendAndCreate } from '../create.ts';
 import { pasteError } from '../errors.ts';
-import { highlight, LANGUAGES } from '../highlight.ts';
-import type { LocalEntry, PasteReads } from '../reads.ts';
+import { LANGUAGES } from '../highlight.ts';
+import type { PasteReads } from '../reads.ts';
 import type { CreateInput, PasteService } from '../service.ts';
 import { MAX_CONTENT_BYTES } from '../settings.ts';
+import { missingPage, pageData, SCRIPTS, STYLES, viewPage } from './views.ts';
 
 const SHORT_URL = /^[0-9A-Za-z]{1,8}$/;
-const STYLES = ['/static/paste/paste.css', '/static/paste/hljs.css'];
-const SCRIPTS = ['/static/paste/paste.js'];
 const EXPIRY_CHOICES = [
   { value: '', label: 'Never' },
   { value: '600', label: '10 minutes' },
@@ -44,10 +43,8 @@ export interface PastePagesOptions {
  * have no body schema (their errors are shown on the page, not as problem+json), so the posted
  * fields' types are declared on each route.
  */
-export const pastePageRoutes: FastifyPluginAsyncTypebox<PastePagesOptions> = async (
-  app,
-  { pastes: service, reads, baseUrl },
-) => {
+export const pastePageRoutes: FastifyPluginAsyncTypebox<PastePagesOptions> = async (app, options) => {
+  const { pastes, reads, baseUrl } = options;
   serveStatic(app, 'paste', new URL('./static/', import.meta.url));
   const hide = { schema: { hide: true } };
   // Pages are public; a paste page also answers its owner's key (Authorization: Bearer pk_…),
@@ -78,7 +75,7 @@ export const pastePageRoutes: FastifyPluginAsyncTypebox<PastePagesOptions> = asy
       const fields = typeof request.body === 'object' && request.body ? request.body : {};
       try {
         const owner = await formOwner(fields.api_key);
-        const created = await spendAndCreate(service, request, reply, formInput(fields), owner);
+        const created = await spendAndCreate(pastes, request, reply, formInput(fields), owner);
         return reply.code(201).page('/paste/pages/created', {
           title: 'Paste created',
           created,
@@ -95,14 +92,14 @@ export const pastePageRoutes: FastifyPluginAsyncTypebox<PastePagesOptions> = asy
 
   app.get<{ Params: { short_url: string } }>('/:short_url', reading, async (request, reply) => {
     const { short_url: shortUrl } = request.params;
-    if (!SHORT_URL.test(shortUrl)) return missing(reply, shortUrl);
+    if (!SHORT_URL.test(shortUrl)) return missingPage(reply, shortUrl);
     const cached = reads.peek(shortUrl);
     if (cached?.open) {
       if (request.method !== 'HEAD') reads.countView(cached);
-      return view(reply, cached);
+      return viewPage(reads, reply, cached);
     }
     // A GET never burns (browsers prefetch, bots preview): a burn-after-read paste takes a deliberate POST.
-    return readPage(request, reply, shortUrl, { preview: true });
+    return readPage(options, request, reply, shortUrl, { preview: true });
   });
 
   app.post<{ Params: { short_url: string }; Body: { password?: unknown } | undefined }>(
@@ -110,62 +107,11 @@ export const pastePageRoutes: FastifyPluginAsyncTypebox<PastePagesOptions> = asy
     reading,
     async (request, reply) => {
       const { short_url: shortUrl } = request.params;
-      if (!SHORT_URL.test(shortUrl)) return missing(reply, shortUrl);
+      if (!SHORT_URL.test(shortUrl)) return missingPage(reply, shortUrl);
       const password = typeof request.body?.password === 'string' ? request.body.password : undefined;
-      return readPage(request, reply, shortUrl, { password });
+      return readPage(options, request, reply, shortUrl, { password });
     },
   );
-
-  async function readPage(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    shortUrl: string,
-    options: { password?: string; preview?: boolean },
-  ) {
-    try {
-      const reader = readerOf(request, options.password);
-      const outcome = await service.read(shortUrl, {
-        ...reader,
-        preview: reader.preview || options.preview === true,
-      });
-      if (outcome.kind === 'preview')
-        return reply.page('/paste/pages/unlock', pageData(outcome.entry, { burn: true }));
-      if (outcome.entry.paste.burn_after_read) {
-        return view(reply.header('cache-control', 'no-store'), outcome.entry, { burned: true });
-      }
-      return view(reply.header('cache-control', 'private, no-store'), outcome.entry);
-    } catch (error) {
-      if (!(error instanceof AppError)) throw error;
-      for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
-      switch (error.code) {
-        case 'paste_not_found':
-          return missing(reply, shortUrl);
-        case 'paste_expired':
-        case 'paste_deleted':
-          return reply.code(410).page('/platform/pages/message', {
-            title: error.code === 'paste_expired' ? 'Paste expired' : 'Paste deleted',
-            message: `${error.message}. Pastes that are gone stay gone.`,
-            link: { href: '/paste', title: 'Create a new paste' },
-          });
-        case 'password_required':
-        case 'wrong_password':
-        case 'too_many_password_attempts': {
-          const found = await reads.lookup(shortUrl);
-          if (found?.state !== 'live') return missing(reply, shortUrl);
-          return reply.code(error.status).page(
-            '/paste/pages/unlock',
-            pageData(found.entry, {
-              password: true,
-              burn: found.entry.paste.burn_after_read,
-              error: error.code === 'password_required' ? undefined : error.message,
-            }),
-          );
-        }
-        default:
-          throw error;
-      }
-    }
-  }
 
   /**
    * The form's API-key field: a browser cannot send Authorization, so the key comes in the body
@@ -173,51 +119,67 @@ export const pastePageRoutes: FastifyPluginAsyncTypebox<PastePagesOptions> = asy
    */
   async function formOwner(apiKey: string | undefined) {
     if (!apiKey) return undefined;
-    const user = await service.userByKey(apiKey.trim());
+    const user = await pastes.userByKey(apiKey.trim());
     if (!user) throw pasteError('invalid_api_key', 'No account has this API key');
     return user;
   }
-
-  function view(reply: FastifyReply, entry: LocalEntry, extra: { burned?: boolean } = {}) {
-    if (!entry.page) reads.attachPage(entry, highlight(entry.paste.content, entry.paste.syntax));
-    const page = entry.page!;
-    const lines = countLines(entry.paste.content);
-    return reply.page(
-      '/paste/pages/view',
-      pageData(entry, {
-        html: page.html,
-        language: page.language ?? 'plain text',
-        detected: page.detected,
-        gutter: Array.from({ length: lines }, (_, i) => i + 1).join('\n'),
-        rawLinks: entry.open,
-        ...extra,
-      }),
-    );
-  }
-
-  function pageData(entry: LocalEntry, extra: Record<string, unknown>) {
-    const { paste } = entry;
-    return {
-      title: `Paste ${paste.short_url}`,
-      paste,
-      views: entry.views,
-      created: humanTime(paste.created_at),
-      expires: paste.expires_at ? humanTime(paste.expires_at) : undefined,
-      size: humanSize(paste.size),
-      styles: STYLES,
-      scripts: SCRIPTS,
-      ...extra,
-    };
-  }
-
-  function missing(reply: FastifyReply, shortUrl: string) {
-    return reply.code(404).page('/platform/pages/message', {
-      title: 'Paste not found',
-      message: `There is no paste "${shortUrl}". It may never have existed, or it expired and was removed.`,
-      link: { href: '/paste', title: 'Create a new paste' },
-    });
-  }
 };
+
+/**
+ * A paste page through the service's read checks: the paste, a burn button (a preview of a
+ * burn-after-read paste), the password form, or the 404/410 page.
+ */
+async function readPage(
+  { pastes, reads }: Pick<PastePagesOptions, 'pastes' | 'reads'>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  shortUrl: string,
+  options: { password?: string; preview?: boolean },
+) {
+  try {
+    const reader = readerOf(request, options.password);
+    const outcome = await pastes.read(shortUrl, {
+      ...reader,
+      preview: reader.preview || options.preview === true,
+    });
+    if (outcome.kind === 'preview')
+      return reply.page('/paste/pages/unlock', pageData(outcome.entry, { burn: true }));
+    if (outcome.entry.paste.burn_after_read) {
+      return viewPage(reads, reply.header('cache-control', 'no-store'), outcome.entry, { burned: true });
+    }
+    return viewPage(reads, reply.header('cache-control', 'private, no-store'), outcome.entry);
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+    switch (error.code) {
+      case 'paste_not_found':
+        return missingPage(reply, shortUrl);
+      case 'paste_expired':
+      case 'paste_deleted':
+        return reply.code(410).page('/platform/pages/message', {
+          title: error.code === 'paste_expired' ? 'Paste expired' : 'Paste deleted',
+          message: `${error.message}. Pastes that are gone stay gone.`,
+          link: { href: '/paste', title: 'Create a new paste' },
+        });
+      case 'password_required':
+      case 'wrong_password':
+      case 'too_many_password_attempts': {
+        const found = await reads.lookup(shortUrl);
+        if (found?.state !== 'live') return missingPage(reply, shortUrl);
+        return reply.code(error.status).page(
+          '/paste/pages/unlock',
+          pageData(found.entry, {
+            password: true,
+            burn: found.entry.paste.burn_after_read,
+            error: error.code === 'password_required' ? undefined : error.message,
+          }),
+        );
+      }
+      default:
+        throw error;
+    }
+  }
+}
 
 /** The form's fields as a create: checked before the create allowance is spent, as the API's are. */
 function formInput(fields: FormFields): CreateInput {
@@ -234,20 +196,4 @@ function formInput(fields: FormFields): CreateInput {
     burn_after_read: fields.burn_after_read === 'on' || fields.burn_after_read === 'true',
     is_private: fields.is_private === 'on' || fields.is_private === 'true',
   };
-}
-
-function countLines(text: string): number {
-  let lines = 1;
-  for (let i = text.indexOf('\n'); i !== -1 && i < text.length - 1; i = text.indexOf('\n', i + 1)) lines++;
-  return lines;
-}
-
-function humanTime(iso: string): string {
-  return `${iso.slice(0, 16).replace('T', ' ')} UTC`;
-}
-
-function humanSize(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
-  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }
