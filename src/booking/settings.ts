@@ -1,4 +1,3 @@
-import { ConfigError } from '../platform/config-error.ts';
 import { type Env, envReader, pattern } from '../platform/env.ts';
 import type { RatePolicy } from '../platform/ratelimit/index.ts';
 
@@ -41,8 +40,6 @@ export interface BookingSettings {
 
 export function loadBookingSettings(env: Env): BookingSettings {
   const read = envReader(env);
-  const rate = (name: string, fallback: string, policy: string) =>
-    ratePolicy(name, read.string(name, fallback), policy);
   return {
     holdMs: read.int('BOOKING_HOLD_MINUTES', 10, 1, 60) * 60_000,
     maxSeatsPerHold: read.int('BOOKING_MAX_SEATS', 10, 1, 50),
@@ -54,20 +51,9 @@ export function loadBookingSettings(env: Env): BookingSettings {
     currency: pattern('BOOKING_CURRENCY', read.string('BOOKING_CURRENCY', 'INR'), /^[A-Z]{3}$/),
     holdsPerUserShow: read.int('BOOKING_HOLDS_PER_USER_SHOW', 1, 1, 1000),
     holdsPerUser: read.int('BOOKING_HOLDS_PER_USER', 3, 1, 1000),
-    holdRate: rate('BOOKING_RATE_HOLD', '30/60', 'booking.hold'),
-    queueRate: rate('BOOKING_RATE_QUEUE', '120/60', 'booking.queue'),
+    holdRate: read.rate('BOOKING_RATE_HOLD', '30/60', 'booking.hold'),
+    queueRate: read.rate('BOOKING_RATE_QUEUE', '120/60', 'booking.queue'),
     demoCatalogue: read.bool('BOOKING_DEMO', true),
     unsafeNoArbiter: read.bool('BOOKING_UNSAFE_NO_ARBITER', false),
   };
-}
-
-/** `POINTS/SECONDS`, as the paste service's rates. */
-function ratePolicy(name: string, raw: string, policy: string): RatePolicy {
-  const match = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(raw);
-  const points = Number(match?.[1]);
-  const durationSec = Number(match?.[2]);
-  if (!match || points < 1 || durationSec < 1 || points > 1e9 || durationSec > 86_400) {
-    throw new ConfigError(`${name} must look like POINTS/SECONDS (e.g. 30/60), got "${raw}"`);
-  }
-  return { name: policy, points, durationSec };
 }

@@ -1,4 +1,3 @@
-import { ConfigError } from '../platform/config.ts';
 import { type Env, envReader } from '../platform/env.ts';
 import type { RatePolicy } from '../platform/ratelimit/index.ts';
 
@@ -29,24 +28,12 @@ export interface PasteSettings {
  */
 export function loadPasteSettings(env: Env): PasteSettings {
   const read = envReader(env);
-  const rate = (name: string, fallback: string, policy: string) =>
-    ratePolicy(name, read.string(name, fallback), policy);
   return {
-    anonymousCreates: rate('PASTE_RATE_ANON', '30/600', 'paste.create.anon'),
-    keyCreates: rate('PASTE_RATE_KEY', '300/600', 'paste.create.key'),
-    passwordAttempts: rate('PASTE_RATE_PASSWORD', '10/600', 'paste.password'),
-    signups: rate('PASTE_RATE_SIGNUP', '10/3600', 'paste.signup'),
+    anonymousCreates: read.rate('PASTE_RATE_ANON', '30/600', 'paste.create.anon'),
+    keyCreates: read.rate('PASTE_RATE_KEY', '300/600', 'paste.create.key'),
+    passwordAttempts: read.rate('PASTE_RATE_PASSWORD', '10/600', 'paste.password'),
+    signups: read.rate('PASTE_RATE_SIGNUP', '10/3600', 'paste.signup'),
     viewFlushMs: read.int('PASTE_VIEW_FLUSH_MS', 5000, 100, 600_000),
     localCacheBytes: read.int('PASTE_LOCAL_CACHE_MB', 64, 1, 65_536) * 1024 * 1024,
   };
-}
-
-function ratePolicy(name: string, raw: string, policy: string): RatePolicy {
-  const match = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(raw);
-  const points = Number(match?.[1]);
-  const durationSec = Number(match?.[2]);
-  if (!match || points < 1 || durationSec < 1 || points > 1e9 || durationSec > 86_400 * 30) {
-    throw new ConfigError(`${name} must look like POINTS/SECONDS (e.g. 30/600), got "${raw}"`);
-  }
-  return { name: policy, points, durationSec };
 }
