@@ -2,29 +2,23 @@ import { Counter } from 'prom-client';
 import { createOutboundGuard } from '../platform/http/outbound.ts';
 import type { ServiceModule } from '../platform/module.ts';
 import type { Consumer } from '../platform/queue/index.ts';
-import { createAccept } from './accept.ts';
 import { CHANNELS, type Channel, type NotifyApi } from './api.ts';
-import { createContactsCache, invalidating } from './contacts-cache.ts';
-import { createDeliveryHandler } from './delivery.ts';
-import { createChannelLimits } from './limits.ts';
-import { coreMigrations } from './migrations.ts';
-import { createOutbox, type DeliveryMessage, topicFor } from './outbox.ts';
-import { notifyPages } from './pages/index.ts';
+import { createDeliveryHandler } from './delivery/handler.ts';
+import { notifyMigrations } from './migrations/index.ts';
+import { createAccept } from './notifications/accept.ts';
+import { createChannelLimits } from './notifications/limits.ts';
+import { createOutbox, type DeliveryMessage, topicFor } from './notifications/outbox.ts';
+import { createNotifyRepository } from './notifications/repository.ts';
+import { notifyRoutes } from './notifications/routes.ts';
+import { createNotifyService } from './notifications/service.ts';
+import { notifyPages } from './pages/routes.ts';
 import type { ChannelSender, TemplateRenderer } from './ports.ts';
-import { checkContact, createPreferencesService } from './preferences.ts';
-import {
-  createChannelSenders,
-  inboxPurgeJob,
-  providerMigrations,
-  providerRoutes,
-} from './providers/index.ts';
-import { createNotifyRepository } from './repository.ts';
-import { notifyRoutes } from './routes.ts';
-import { createNotifyService } from './service.ts';
+import { createContactsCache, invalidating } from './preferences/contacts-cache.ts';
+import { checkContact, createPreferencesService } from './preferences/service.ts';
+import { createChannelSenders, inboxPurgeJob, providerRoutes } from './providers/index.ts';
 import { loadNotifySettings } from './settings.ts';
-import { createTemplateRenderer, templateMigrations, templateRoutes } from './templates/index.ts';
-
-export const notifyMigrations = { ...coreMigrations, ...templateMigrations, ...providerMigrations };
+import { templateRoutes } from './templates/routes.ts';
+import { createTemplateRenderer } from './templates/service.ts';
 
 export interface NotifyDoubles {
   templates?: TemplateRenderer;

@@ -5,20 +5,23 @@ import type { HealthCheck, PlatformDeps } from '../../platform/module.ts';
 import type { Metrics } from '../../platform/observability/metrics.ts';
 import { CHANNELS, type Channel } from '../api.ts';
 import type { ChannelSender, Provider, SendResult } from '../ports.ts';
-import { readOutboundAllow } from '../settings.ts';
+import {
+  type ProviderKind,
+  type ProviderSettings,
+  readOutboundAllow,
+  readProviderSettings,
+} from '../settings.ts';
 import type { AnyDb } from '../templates/repository.ts';
 import { createChannelSender } from './breaker.ts';
 import { createInboxProvider } from './inbox.ts';
-import { type ProviderKind, type ProviderSettings, readProviderSettings } from './settings.ts';
 import { createSmsHttpProvider } from './sms-http.ts';
 import { createSmtpProvider } from './smtp.ts';
 import { createWebPushProvider, type SubscriptionGone } from './webpush.ts';
 
+export { readProviderSettings } from '../settings.ts';
 export { INBOX_RETENTION_MS, type InboxRow, inboxPurgeJob, inboxRepository } from './inbox.ts';
-export { providerMigrations } from './migrations.ts';
 export { receiptRequest, signReceipt } from './receipts.ts';
 export { type ProviderRouteDeps, providerRoutes } from './routes.ts';
-export { readProviderSettings } from './settings.ts';
 
 /** A delivery receipt: the core sets delivered_at of the delivery that got this provider id. */
 export type OnReceipt = (providerMessageId: string, deliveredAt: Date) => void | Promise<void>;

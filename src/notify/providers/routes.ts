@@ -3,10 +3,10 @@ import { Type } from 'typebox';
 import type { Clock } from '../../platform/clock.ts';
 import { platformError } from '../../platform/errors.ts';
 import { CHANNELS, type Channel } from '../api.ts';
+import { readProviderSettings } from '../settings.ts';
 import type { AnyDb } from '../templates/repository.ts';
 import { type InboxRow, inboxRepository } from './inbox.ts';
 import { receiptError, verifyReceipt } from './receipts.ts';
-import { readProviderSettings } from './settings.ts';
 
 export interface ProviderRouteDeps {
   env: Readonly<Record<string, string | undefined>>;

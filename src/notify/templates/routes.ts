@@ -2,10 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import type { Static } from 'typebox';
 import type { Clock } from '../../platform/clock.ts';
 import { platformError } from '../../platform/errors.ts';
+import { err } from '../errors.ts';
 import { partialReferences } from './engine.ts';
-import { templateError } from './errors.ts';
 import { parseTemplateId } from './ids.ts';
-import { missingVariables, parseTemplate, type TemplateStore } from './renderer.ts';
 import { type AnyDb, type TemplateRow, templateRepository } from './repository.ts';
 import {
   PreviewBody,
@@ -17,6 +16,7 @@ import {
   TemplateQuery,
   TemplateUpdate,
 } from './schemas.ts';
+import { missingVariables, parseTemplate, type TemplateStore } from './service.ts';
 
 export interface TemplateRouteDeps {
   db: AnyDb;
@@ -77,7 +77,7 @@ export function templateRoutes(app: FastifyInstance, deps: TemplateRouteDeps): v
       const row = validated(body.id, body);
       await checkPartials(row);
       const { row: saved } = await repository.upsert(row, deps.clock.now(), true);
-      if (!saved) throw templateError('template_exists', `Template ${body.id} exists; PUT replaces it`);
+      if (!saved) throw err('template_exists', `Template ${body.id} exists; PUT replaces it`);
       deps.renderer.invalidate(body.id);
       return reply.code(201).header('location', `/api/templates/${body.id}`).send(toJson(saved));
     },
@@ -133,7 +133,7 @@ export function templateRoutes(app: FastifyInstance, deps: TemplateRouteDeps): v
       const body = request.body as Static<typeof PreviewBody>;
       const missing = missingVariables(parseTemplate(row).variables, body.data);
       if (missing.length) {
-        throw templateError('template_render_failed', {
+        throw err('template_render_failed', {
           detail: `Missing variables: ${missing.join(', ')}`,
           extras: { missing },
         });
@@ -153,7 +153,7 @@ export function templateRoutes(app: FastifyInstance, deps: TemplateRouteDeps): v
    */
   async function checkPartials(row: Omit<TemplateRow, 'updated_at'>) {
     const { names, dynamic } = partialReferences(parseTemplate(row).parts);
-    const refused = (detail: string) => templateError('template_partial_refused', { detail });
+    const refused = (detail: string) => err('template_partial_refused', { detail });
     if (dynamic) {
       throw refused(
         `include, render and layout need a stored template's id in quotes, e.g. {% render 'footer.${row.channel}' %}`,
@@ -176,16 +176,13 @@ export function templateRoutes(app: FastifyInstance, deps: TemplateRouteDeps): v
   }
 }
 
-const notFound = (id: string) => templateError('template_not_found', `No template ${id}`);
+const notFound = (id: string) => err('template_not_found', `No template ${id}`);
 
 function validated(id: string, parts: Parts): Omit<TemplateRow, 'updated_at'> {
   const key = parseTemplateId(id);
   if (!key) throw platformError('validation_failed', `Invalid template id ${id}`);
   if (parts.channel && parts.channel !== key.channel) {
-    throw templateError(
-      'template_id_mismatch',
-      `Id ${id} is a ${key.channel} template, not ${parts.channel}`,
-    );
+    throw err('template_id_mismatch', `Id ${id} is a ${key.channel} template, not ${parts.channel}`);
   }
   const row = {
     id,
@@ -199,7 +196,7 @@ function validated(id: string, parts: Parts): Omit<TemplateRow, 'updated_at'> {
   try {
     parseTemplate(row);
   } catch (error) {
-    throw templateError('template_invalid', { detail: (error as Error).message });
+    throw err('template_invalid', { detail: (error as Error).message });
   }
   return row;
 }

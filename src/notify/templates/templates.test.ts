@@ -8,8 +8,8 @@ import { sql } from 'kysely';
 import { createTestApp, type TestApp } from '../../../test/support/platform.ts';
 import { BOOKING_NOTIFICATION_TYPES, CHANNELS } from '../api.ts';
 import { textEngine } from './engine.ts';
-import { createTemplateRenderer, type TemplateStore } from './index.ts';
 import type { AnyDb } from './repository.ts';
+import { createTemplateRenderer, type TemplateStore } from './service.ts';
 
 /**
  * The renderer on the app's database (the seeded defaults), and /api/templates as the notify

@@ -1,7 +1,7 @@
-import type { Clock } from '../platform/clock.ts';
-import type { RateDecision, RateLimiter, RatePolicy } from '../platform/ratelimit/index.ts';
-import { CHANNELS, type Channel } from './api.ts';
-import type { NotifySettings } from './settings.ts';
+import type { Clock } from '../../platform/clock.ts';
+import type { RateDecision, RateLimiter, RatePolicy } from '../../platform/ratelimit/index.ts';
+import { CHANNELS, type Channel } from '../api.ts';
+import type { NotifySettings } from '../settings.ts';
 
 /**
  * Per user and channel limits (push 50/h, SMS 5/day, e-mail 10/day) in fixed windows aligned

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Static } from 'typebox';
-import type { NotificationAccepted, NotificationRequest } from './api.ts';
-import { err } from './errors.ts';
-import type { PreferencesService } from './preferences.ts';
+import type { NotificationAccepted, NotificationRequest } from '../api.ts';
+import { err } from '../errors.ts';
+import type { PreferencesService } from '../preferences/service.ts';
 import {
   Accepted,
   BatchAccepted,

@@ -3,17 +3,17 @@ import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
-import { eventually, fakeTemplates, realTimeClock } from '../../test/support/notify.ts';
+import { eventually, fakeTemplates, realTimeClock } from '../../../test/support/notify.ts';
 import {
   createProviderLog,
   openProviderGate,
   providerLogSenders,
   spawnWorker,
-} from '../../test/support/notify-provider-log.ts';
-import { createTestApp, realServices, type TestApp, uniqueName } from '../../test/support/platform.ts';
-import type { Db } from '../platform/db/index.ts';
-import type { NotifyApi } from './api.ts';
-import { notifyTestDoubles } from './module.ts';
+} from '../../../test/support/notify-provider-log.ts';
+import { createTestApp, realServices, type TestApp, uniqueName } from '../../../test/support/platform.ts';
+import type { Db } from '../../platform/db/index.ts';
+import type { NotifyApi } from '../api.ts';
+import { notifyTestDoubles } from '../module.ts';
 
 /**
  * No loss across a crash: a worker process is SIGKILLed in the middle of a batch, another one

@@ -5,10 +5,10 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { getCACertificates, setDefaultCACertificates } from 'node:tls';
 import { sql } from 'kysely';
-import { eventually } from '../../test/support/notify.ts';
-import { createTestApp, type TestApp } from '../../test/support/platform.ts';
-import { browserKeys, selfSignedCertificate } from './providers/push-testing.ts';
-import { loadNotifySettings } from './settings.ts';
+import { eventually } from '../../../test/support/notify.ts';
+import { browserKeys, selfSignedCertificate } from '../../../test/support/notify-push.ts';
+import { createTestApp, type TestApp } from '../../../test/support/platform.ts';
+import { loadNotifySettings } from '../settings.ts';
 
 /**
  * Push endpoints are URLs a client gives and the workers call: only public https addresses are

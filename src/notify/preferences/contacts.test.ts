@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
-import { type RunningServer, startServer } from '../../test/support/browser.ts';
-import { eventually } from '../../test/support/notify.ts';
-import { dropNamespace, realServices, uniqueName } from '../../test/support/platform.ts';
+import { type RunningServer, startServer } from '../../../test/support/browser.ts';
+import { eventually } from '../../../test/support/notify.ts';
+import { dropNamespace, realServices, uniqueName } from '../../../test/support/platform.ts';
 
 /**
  * The contacts cache across processes: two API processes on one schema and one pub/sub namespace

@@ -1,8 +1,8 @@
 import { hash } from 'node:crypto';
-import type { Clock } from '../platform/clock.ts';
-import { platformError } from '../platform/errors.ts';
-import { containsNul } from '../platform/http/input.ts';
-import { uuidv7 } from '../platform/ids.ts';
+import type { Clock } from '../../platform/clock.ts';
+import { platformError } from '../../platform/errors.ts';
+import { containsNul } from '../../platform/http/input.ts';
+import { uuidv7 } from '../../platform/ids.ts';
 import {
   CHANNELS,
   type Channel,
@@ -10,13 +10,13 @@ import {
   type NotificationAccepted,
   type NotificationRequest,
   type Priority,
-} from './api.ts';
-import type { Contacts, ContactsCache } from './contacts-cache.ts';
-import { err } from './errors.ts';
+} from '../api.ts';
+import { err } from '../errors.ts';
+import type { TemplateRenderer } from '../ports.ts';
+import type { Contacts, ContactsCache } from '../preferences/contacts-cache.ts';
+import { enabled, hasAddress, quietUntil, toPreferences, USER_ID } from '../preferences/service.ts';
 import type { ChannelLimits } from './limits.ts';
 import type { Outbox } from './outbox.ts';
-import type { TemplateRenderer } from './ports.ts';
-import { enabled, hasAddress, quietUntil, toPreferences, USER_ID } from './preferences.ts';
 import type { AcceptLookup, Lane, NewDelivery, NotificationRow, NotifyRepository } from './repository.ts';
 
 const CLIENT_ID = /^[\x21-\x7e]{1,64}$/;

@@ -6,7 +6,7 @@ import type { Migrations } from '../../platform/db/migrate.ts';
  * what the embedded providers "sent"; `delivery_id` is unique, so a redelivered message is stored
  * once and answers with the same provider id (exactly-once at the provider).
  */
-export const providerMigrations: Migrations = {
+export const inboxMigrations: Migrations = {
   '200_notify_inbox': {
     async up(db: Kysely<unknown>) {
       await sql`

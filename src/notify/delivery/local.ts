@@ -1,9 +1,9 @@
-import type { Clock } from '../platform/clock.ts';
-import type { Delivery } from '../platform/queue/index.ts';
-import type { Channel } from './api.ts';
-import type { AcceptedSnapshot, DeliveryMessage } from './outbox.ts';
-import type { ChannelSender, OutboundMessage, PushSubscription, TemplateRenderer } from './ports.ts';
-import type { NotifyRepository } from './repository.ts';
+import type { Clock } from '../../platform/clock.ts';
+import type { Delivery } from '../../platform/queue/index.ts';
+import type { Channel } from '../api.ts';
+import type { AcceptedSnapshot, DeliveryMessage } from '../notifications/outbox.ts';
+import type { NotifyRepository } from '../notifications/repository.ts';
+import type { ChannelSender, OutboundMessage, PushSubscription, TemplateRenderer } from '../ports.ts';
 
 /** What a message's handler does when its delivery is decided: nothing (ack), or throw this. */
 export type Outcome = undefined | Error;

@@ -1,14 +1,14 @@
-import type { Clock } from '../platform/clock.ts';
-import { type OutboundGuard, OutboundRefused } from '../platform/http/outbound.ts';
-import { uuidv7 } from '../platform/ids.ts';
-import type { Queue } from '../platform/queue/index.ts';
+import type { Clock } from '../../platform/clock.ts';
+import { type OutboundGuard, OutboundRefused } from '../../platform/http/outbound.ts';
+import { uuidv7 } from '../../platform/ids.ts';
+import type { Queue } from '../../platform/queue/index.ts';
+import { CHANNELS, type Channel, type NotificationRequest, type Priority } from '../api.ts';
+import { err } from '../errors.ts';
+import type { PushSubscription, TemplateRenderer } from '../ports.ts';
+import { USER_ID } from '../preferences/service.ts';
 import type { Accept } from './accept.ts';
-import { CHANNELS, type Channel, type NotificationRequest, type Priority } from './api.ts';
-import { err } from './errors.ts';
 import type { ChannelLimits } from './limits.ts';
 import { type DeliveryMessage, topicFor } from './outbox.ts';
-import type { PushSubscription, TemplateRenderer } from './ports.ts';
-import { USER_ID } from './preferences.ts';
 import type { AttemptRow, DeliveryRow, NotificationRow, NotifyRepository } from './repository.ts';
 
 const iso = (date: Date | null) => (date ? date.toISOString() : null);

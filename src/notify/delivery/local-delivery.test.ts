@@ -4,14 +4,14 @@ import { after, before, describe, test } from 'node:test';
 import type { FastifyBaseLogger } from 'fastify';
 import { sql } from 'kysely';
 import { Counter, Registry } from 'prom-client';
-import { createTestApp, type TestApp } from '../../test/support/platform.ts';
-import { createMetrics } from '../platform/observability/metrics.ts';
-import { type Delivery, PermanentError, type QueueMessage, RetryLater } from '../platform/queue/index.ts';
-import { createDeliveryHandler } from './delivery.ts';
-import { type DeliveryMessage, SNAPSHOT_MAX_REQUEST_CHARS } from './outbox.ts';
-import { createChannelSenders } from './providers/index.ts';
-import { createNotifyRepository, type NotifyRepository } from './repository.ts';
-import { createTemplateRenderer } from './templates/index.ts';
+import { createTestApp, type TestApp } from '../../../test/support/platform.ts';
+import { createMetrics } from '../../platform/observability/metrics.ts';
+import { type Delivery, PermanentError, type QueueMessage, RetryLater } from '../../platform/queue/index.ts';
+import { type DeliveryMessage, SNAPSHOT_MAX_REQUEST_CHARS } from '../notifications/outbox.ts';
+import { createNotifyRepository, type NotifyRepository } from '../notifications/repository.ts';
+import { createChannelSenders } from '../providers/index.ts';
+import { createTemplateRenderer } from '../templates/service.ts';
+import { createDeliveryHandler } from './handler.ts';
 
 /**
  * The dev inbox is a local provider: the worker stores its messages together with their status

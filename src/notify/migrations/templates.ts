@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Migrations } from '../../platform/db/migrate.ts';
-import { defaultTemplates } from './defaults.ts';
-import { parseTemplateId } from './ids.ts';
+import { defaultTemplates } from '../templates/defaults.ts';
+import { parseTemplateId } from '../templates/ids.ts';
 
 /**
  * Keys start with '100_' so they sort after the delivery core's '001_' ones in the notify

@@ -1,8 +1,8 @@
 import { LRUCache } from 'lru-cache';
-import type { PubSub } from '../platform/pubsub/index.ts';
-import type { PushSubscription } from './ports.ts';
-import type { Preferences } from './preferences.ts';
-import type { NotifyRepository } from './repository.ts';
+import type { PubSub } from '../../platform/pubsub/index.ts';
+import type { NotifyRepository } from '../notifications/repository.ts';
+import type { PushSubscription } from '../ports.ts';
+import type { Preferences } from './service.ts';
 
 /** What accepting needs to know of a user: preferences (the defaults when none are stored) and push subscriptions. */
 export interface Contacts {

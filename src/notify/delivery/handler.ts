@@ -1,14 +1,14 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Counter } from 'prom-client';
-import type { Clock } from '../platform/clock.ts';
-import { createGroup } from '../platform/db/group.ts';
-import { type Delivery, describeError, PermanentError, RetryLater } from '../platform/queue/index.ts';
-import type { Channel } from './api.ts';
-import { createLocalDelivery, type Outcome, prepareSend, type Ready } from './delivery-local.ts';
-import type { DeliveryMessage } from './outbox.ts';
-import { type ChannelSender, ProviderError, ProviderUnavailable, type TemplateRenderer } from './ports.ts';
-import { enabled, hasAddress, toPreferences } from './preferences.ts';
-import type { Claimed, DeliveryStatus, NotifyRepository } from './repository.ts';
+import type { Clock } from '../../platform/clock.ts';
+import { createGroup } from '../../platform/db/group.ts';
+import { type Delivery, describeError, PermanentError, RetryLater } from '../../platform/queue/index.ts';
+import type { Channel } from '../api.ts';
+import type { DeliveryMessage } from '../notifications/outbox.ts';
+import type { Claimed, DeliveryStatus, NotifyRepository } from '../notifications/repository.ts';
+import { type ChannelSender, ProviderError, ProviderUnavailable, type TemplateRenderer } from '../ports.ts';
+import { enabled, hasAddress, toPreferences } from '../preferences/service.ts';
+import { createLocalDelivery, type Outcome, prepareSend, type Ready } from './local.ts';
 
 /** Statuses a queue message may still act on; anything else was settled by an earlier copy. */
 const OPEN: DeliveryStatus[] = ['queued', 'scheduled', 'sending'];

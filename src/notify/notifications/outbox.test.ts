@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { type NotifyTestApp, notifyTestApp } from '../../test/support/notify.ts';
+import { type NotifyTestApp, notifyTestApp } from '../../../test/support/notify.ts';
 import { createNotifyRepository } from './repository.ts';
 
 // No workers: the queue keeps what is published, as when the workers are down or behind.

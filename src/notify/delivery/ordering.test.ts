@@ -3,17 +3,17 @@ import type { ChildProcess } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
-import { eventually, fakeTemplates, realTimeClock } from '../../test/support/notify.ts';
+import { eventually, fakeTemplates, realTimeClock } from '../../../test/support/notify.ts';
 import {
   createProviderLog,
   openProviderGate,
   providerLogSenders,
   spawnWorker,
-} from '../../test/support/notify-provider-log.ts';
-import { createTestApp, realServices, type TestApp, uniqueName } from '../../test/support/platform.ts';
-import type { Db } from '../platform/db/index.ts';
-import type { NotifyApi } from './api.ts';
-import { notifyTestDoubles } from './module.ts';
+} from '../../../test/support/notify-provider-log.ts';
+import { createTestApp, realServices, type TestApp, uniqueName } from '../../../test/support/platform.ts';
+import type { Db } from '../../platform/db/index.ts';
+import type { NotifyApi } from '../api.ts';
+import { notifyTestDoubles } from '../module.ts';
 
 /**
  * Acceptance: 1,000 notifications for 50 users (embedded: 64 for 8) through two worker members reach the provider

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type NotifyTestApp, notifyTestApp } from '../../test/support/notify.ts';
-import { DEFAULT_PREFERENCES, quietUntil } from './preferences.ts';
+import { type NotifyTestApp, notifyTestApp } from '../../../test/support/notify.ts';
+import { DEFAULT_PREFERENCES, quietUntil } from './service.ts';
 
 let t: NotifyTestApp;
 before(async () => {

@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
-import { isUniqueViolation } from '../platform/db/errors.ts';
-import { createGroup } from '../platform/db/group.ts';
-import type { Db } from '../platform/db/index.ts';
-import { createStatements } from '../platform/db/prepared.ts';
-import type { Channel, ChannelOutcome, NotificationAccepted, Priority } from './api.ts';
-import type { PushSubscription, StoredMessage } from './ports.ts';
+import { isUniqueViolation } from '../../platform/db/errors.ts';
+import { createGroup } from '../../platform/db/group.ts';
+import type { Db } from '../../platform/db/index.ts';
+import { createStatements } from '../../platform/db/prepared.ts';
+import type { Channel, ChannelOutcome, NotificationAccepted, Priority } from '../api.ts';
+import type { PushSubscription, StoredMessage } from '../ports.ts';
 
 export type DeliveryStatus = ChannelOutcome | 'sending' | 'sent' | 'delivered' | 'failed' | 'dead_lettered';
 export type Lane = 'realtime' | 'batch';

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import type { Behaviour } from '../../test/support/notify.ts';
-import { eventually, type NotifyTestApp, notifyTestApp } from '../../test/support/notify.ts';
-import { createNotifyRepository } from './repository.ts';
+import type { Behaviour } from '../../../test/support/notify.ts';
+import { eventually, type NotifyTestApp, notifyTestApp } from '../../../test/support/notify.ts';
+import { createNotifyRepository } from '../notifications/repository.ts';
 
 let t: NotifyTestApp;
 /** Per user: what the fake provider does on each call (shifted off; 'ok' when empty). */

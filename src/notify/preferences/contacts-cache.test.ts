@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createMemoryPubSub } from '../platform/pubsub/index.ts';
+import { createMemoryPubSub } from '../../platform/pubsub/index.ts';
 import { createContactsCache } from './contacts-cache.ts';
-import { DEFAULT_PREFERENCES } from './preferences.ts';
+import { DEFAULT_PREFERENCES } from './service.ts';
 
 const log = { warn() {} };
 const prefs = (email: string) => ({ ...DEFAULT_PREFERENCES, email });

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import type { Migrations } from '../platform/db/migrate.ts';
+import type { Migrations } from '../../platform/db/migrate.ts';
 
 /**
  * The delivery core's tables. A notification has one delivery per requested channel; the

@@ -3,11 +3,11 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyBaseLogger } from 'fastify';
 import { sql } from 'kysely';
-import { type NotifyTestApp, notifyTestApp } from '../../test/support/notify.ts';
-import { systemClock } from '../platform/clock.ts';
-import type { Queue } from '../platform/queue/index.ts';
+import { type NotifyTestApp, notifyTestApp } from '../../../test/support/notify.ts';
+import { systemClock } from '../../platform/clock.ts';
+import type { Queue } from '../../platform/queue/index.ts';
+import { inboxRepository } from '../providers/index.ts';
 import { createOutbox } from './outbox.ts';
-import { inboxRepository } from './providers/index.ts';
 import { createNotifyRepository, type NotifyRepository } from './repository.ts';
 
 let t: NotifyTestApp;
@@ -76,12 +76,12 @@ describe('group commit of accepts', () => {
 
   test('a request whose data cannot be written fails alone and spends nothing; the others are stored', async () => {
     const userId = await userWithEmail();
-    const api = t.app.platform.modules.get('notify')?.api as import('./api.ts').NotifyApi;
+    const api = t.app.platform.modules.get('notify')?.api as import('../api.ts').NotifyApi;
     // The in-process API takes any object: a BigInt has no JSON, so the request hash cannot be made.
     const bad = order(userId, { amount: 10n });
     const good = Array.from({ length: 9 }, () => order(userId));
     const [badResult, ...goodResults] = await Promise.allSettled(
-      [bad, ...good].map((body) => api.send(body as import('./api.ts').NotificationRequest)),
+      [bad, ...good].map((body) => api.send(body as import('../api.ts').NotificationRequest)),
     );
     assert.equal(badResult.status, 'rejected');
     for (const result of goodResults) assert.equal(result.status, 'fulfilled');

@@ -1,8 +1,8 @@
-import type { Clock } from '../platform/clock.ts';
-import { platformError } from '../platform/errors.ts';
-import type { Channel } from './api.ts';
-import { err } from './errors.ts';
-import type { NotifyRepository, PreferencesRow } from './repository.ts';
+import type { Clock } from '../../platform/clock.ts';
+import { platformError } from '../../platform/errors.ts';
+import type { Channel } from '../api.ts';
+import { err } from '../errors.ts';
+import type { NotifyRepository, PreferencesRow } from '../notifications/repository.ts';
 
 /** Preferences as the API shows them (`quiet_hours_*` as local "HH:MM"). */
 export interface Preferences {

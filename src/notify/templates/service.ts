@@ -1,6 +1,7 @@
 import type { Liquid, Template } from 'liquidjs';
 import { LRUCache } from 'lru-cache';
 import type { Channel } from '../api.ts';
+import { err } from '../errors.ts';
 import type { RenderedMessage, TemplateProblem, TemplateRenderer } from '../ports.ts';
 import {
   createEngines,
@@ -15,7 +16,6 @@ import {
   textEngine,
   textToHtml,
 } from './engine.ts';
-import { templateError } from './errors.ts';
 import { type Compiled, compile } from './fast-render.ts';
 import { candidateIds } from './ids.ts';
 import { type AnyDb, type TemplateRow, templateRepository } from './repository.ts';
@@ -175,7 +175,7 @@ export function createTemplateRenderer(db: AnyDb, options: TemplateRendererOptio
     renderOptions: { locale?: string; timeZone?: string } = {},
   ): Promise<RenderedMessage> {
     const template = await find(type, channel, renderOptions.locale);
-    if (!template) throw templateError('template_not_found', `No ${channel} template for type "${type}"`);
+    if (!template) throw err('template_not_found', `No ${channel} template for type "${type}"`);
     const opts = { ...RENDER_LIMITS, globals: { timeZone: knownTimeZone(renderOptions.timeZone) } };
     const part = async (engine: Liquid, templates: Template[]) => {
       const fast = template.fast.get(templates);
@@ -192,7 +192,7 @@ export function createTemplateRenderer(db: AnyDb, options: TemplateRendererOptio
       const html = template.html ? await part(engines.html, template.html) : textToHtml(text);
       return { subject, text, html };
     } catch (error) {
-      throw templateError('template_render_failed', {
+      throw err('template_render_failed', {
         detail: `${template.row.id}: ${(error as Error).message}`,
         cause: error,
       });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { type NotifyTestApp, notifyTestApp } from '../../test/support/notify.ts';
+import { type NotifyTestApp, notifyTestApp } from '../../../test/support/notify.ts';
 
 let t: NotifyTestApp;
 before(async () => {
@@ -157,7 +157,7 @@ describe('preferences read by the accept (cached per process)', () => {
     assert.equal(sub.statusCode, 201, sub.body);
     assert.equal((await outcome('push')).status, 'queued');
     assert.equal((await outcome('sms')).reason, 'no_address');
-    const api = t.app.platform.modules.get('notify')?.api as import('./api.ts').NotifyApi;
+    const api = t.app.platform.modules.get('notify')?.api as import('../api.ts').NotifyApi;
     await api.setContact(userId, { phone: '+4915112345678' });
     assert.equal((await outcome('sms')).status, 'queued');
   });
@@ -312,7 +312,7 @@ describe('idempotency', () => {
   });
 
   test('NotifyApi.send goes through the same use case; setContact keeps the other preferences', async () => {
-    const api = t.app.platform.modules.get('notify')?.api as import('./api.ts').NotifyApi;
+    const api = t.app.platform.modules.get('notify')?.api as import('../api.ts').NotifyApi;
     const userId = `api-${randomUUID().slice(0, 8)}`;
     await t.setPreferences(userId, { sms_enabled: false, timezone: 'Asia/Kolkata' });
     await api.setContact(userId, { email: 'x@example.com', phone: '+919876543210' });

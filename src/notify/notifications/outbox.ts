@@ -1,8 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { Clock } from '../platform/clock.ts';
-import type { Queue, QueueMessage } from '../platform/queue/index.ts';
-import type { Channel } from './api.ts';
-import type { Preferences } from './preferences.ts';
+import type { Clock } from '../../platform/clock.ts';
+import type { Queue, QueueMessage } from '../../platform/queue/index.ts';
+import type { Channel } from '../api.ts';
+import type { Preferences } from '../preferences/service.ts';
 import type { Lane, NotifyRepository } from './repository.ts';
 
 /** Deliveries one sweep publishes at most (the next tick takes the rest). */
