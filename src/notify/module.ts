@@ -20,148 +20,146 @@ import { loadNotifySettings } from './settings.ts';
 import { templateRoutes } from './templates/routes.ts';
 import { createTemplateRenderer } from './templates/service.ts';
 
-export interface NotifyDoubles {
+/** Test doubles a test passes to the factory (test/support/notify.ts); production uses none. */
+export interface NotifyModuleOptions {
   templates?: TemplateRenderer;
   senders?: Record<Channel, ChannelSender>;
 }
 
-/**
- * Test doubles by config namespace: a test registers a fake renderer or senders under the
- * NAMESPACE it gives its app, so it needs no hook in the platform and cannot leak into another app.
- */
-export const notifyTestDoubles = new Map<string, NotifyDoubles>();
-
 /** Notifications (README.md): accept → outbox → per-channel queues → workers → providers. */
-export const notifyModule: ServiceModule = {
-  name: 'notify',
-  migrations: notifyMigrations,
-  async create(deps) {
-    const settings = loadNotifySettings(deps.config.env);
-    const log = deps.log.child({ module: 'notify' });
-    const { clock, queue } = deps;
-    const doubles = notifyTestDoubles.get(deps.config.namespace) ?? {};
-    const db = deps.database.db;
-    const templateStore = createTemplateRenderer(db);
-    const templates = doubles.templates ?? templateStore;
-    const contacts = createContactsCache({ pubsub: deps.pubsub, log });
-    await contacts.ready;
-    const repo = invalidating(
-      createNotifyRepository(db, { prepare: deps.database.kind === 'postgres' }),
-      contacts,
-    );
-    // Push endpoints are client-given URLs: checked when subscribed and again at every send.
-    const outbound = createOutboundGuard({ allow: settings.outboundAllow });
-    // Receipts name the provider kind, not the instance that sent: match on the message id.
-    const onReceipt = async (providerMessageId: string, deliveredAt: Date) => {
-      await repo.markDelivered(null, providerMessageId, deliveredAt);
-    };
-    const senders =
-      doubles.senders ??
-      createChannelSenders({
-        ...deps,
-        onReceipt,
-        onSubscriptionGone: (userId, endpoint) => repo.deleteSubscription(userId, endpoint).then(() => {}),
-        outbound,
-      });
-    const limits = createChannelLimits({ limiter: deps.limiter, clock, settings });
-    const outbox = createOutbox({ repo, queue, clock, log, republishAfterMs: settings.republishAfterMs });
-    const accept = createAccept({ repo, templates, limits, outbox, clock, contacts });
-    const service = createNotifyService({
-      repo,
-      accept,
-      limits,
-      templates,
-      queue,
-      clock,
-      outbound,
-      maxPushSubscriptions: settings.maxPushSubscriptions,
-    });
-    const preferences = createPreferencesService({ repo, clock });
-    const counter = new Counter({
-      name: 'notify_deliveries_total',
-      help: 'Notification delivery status changes by channel and status',
-      labelNames: ['channel', 'status'] as const,
-      registers: [deps.metrics.registry],
-    });
-    const handle = createDeliveryHandler({
-      repo,
-      templates,
-      senders,
-      clock,
-      log,
-      maxAttempts: settings.retryDelaysMs.length + 1,
-      counter,
-      batchLingerMs: settings.workerLingerMs,
-    });
-    for (const lane of ['realtime', 'batch'] as const) {
-      for (const channel of CHANNELS) deps.metrics.watchQueueDepth(topicFor(lane, channel));
-    }
-
-    const api: NotifyApi = {
-      send: (request, options) => service.send(request, options),
-      async setContact(userId, contact) {
-        checkContact(userId, contact);
-        await repo.setContact(userId, contact, clock.now());
-      },
-    };
-    return {
-      api,
-      async routes(app) {
-        const { env, secret } = deps.config;
-        notifyRoutes(app, service, preferences);
-        templateRoutes(app, { db, renderer: templateStore, clock });
-        await providerRoutes(app, { env, secret, db, clock, onReceipt });
-        notifyPages(app, {
-          db,
-          getNotification: (id) => service.status(id),
-          listDeadLetters: () => service.deadLetters(100),
-          redrive: (id) => service.redrive(id),
-          getPreferences: (userId) => preferences.get(userId),
-          // The form has no "no time zone": an empty one keeps the current zone.
-          updatePreferences: (userId, { timezone, ...patch }) =>
-            preferences.update(userId, timezone ? { ...patch, timezone } : patch),
+export function createNotifyModule(doubles: NotifyModuleOptions = {}): ServiceModule {
+  return {
+    name: 'notify',
+    migrations: notifyMigrations,
+    async create(deps) {
+      const settings = loadNotifySettings(deps.config.env);
+      const log = deps.log.child({ module: 'notify' });
+      const { clock, queue } = deps;
+      const db = deps.database.db;
+      const templateStore = createTemplateRenderer(db);
+      const templates = doubles.templates ?? templateStore;
+      const contacts = createContactsCache({ pubsub: deps.pubsub, log });
+      await contacts.ready;
+      const repo = invalidating(
+        createNotifyRepository(db, { prepare: deps.database.kind === 'postgres' }),
+        contacts,
+      );
+      // Push endpoints are client-given URLs: checked when subscribed and again at every send.
+      const outbound = createOutboundGuard({ allow: settings.outboundAllow });
+      // Receipts name the provider kind, not the instance that sent: match on the message id.
+      const onReceipt = async (providerMessageId: string, deliveredAt: Date) => {
+        await repo.markDelivered(null, providerMessageId, deliveredAt);
+      };
+      const senders =
+        doubles.senders ??
+        createChannelSenders({
+          ...deps,
+          onReceipt,
+          onSubscriptionGone: (userId, endpoint) => repo.deleteSubscription(userId, endpoint).then(() => {}),
+          outbound,
         });
-      },
-      startWorkers() {
-        const consumers: Consumer[] = [];
-        for (const channel of CHANNELS) {
-          // Batch topics get their own, smaller consumers: a marketing blast never queues ahead of real-time.
-          for (const [lane, concurrency] of [
-            ['realtime', settings.realtimeConcurrency],
-            ['batch', settings.batchConcurrency],
-          ] as const) {
-            consumers.push(
-              queue.consume<DeliveryMessage>(
-                topicFor(lane, channel),
-                {
-                  group: lane === 'batch' ? `notify-batch-${channel}` : `notify-${channel}`,
-                  retryDelaysMs: settings.retryDelaysMs,
-                  concurrency,
-                },
-                handle,
-              ),
-            );
-          }
-        }
-        return consumers;
-      },
-      jobs: [
-        {
-          // Scheduled sends that are due, and publishes that never reached the queue (outbox.ts).
-          name: 'notify.publish_due',
-          schedule: '*/10 * * * * *',
-          run: () => outbox.publishDue().then(() => {}),
+      const limits = createChannelLimits({ limiter: deps.limiter, clock, settings });
+      const outbox = createOutbox({ repo, queue, clock, log, republishAfterMs: settings.republishAfterMs });
+      const accept = createAccept({ repo, templates, limits, outbox, clock, contacts });
+      const service = createNotifyService({
+        repo,
+        accept,
+        limits,
+        templates,
+        queue,
+        clock,
+        outbound,
+        maxPushSubscriptions: settings.maxPushSubscriptions,
+      });
+      const preferences = createPreferencesService({ repo, clock });
+      const counter = new Counter({
+        name: 'notify_deliveries_total',
+        help: 'Notification delivery status changes by channel and status',
+        labelNames: ['channel', 'status'] as const,
+        registers: [deps.metrics.registry],
+      });
+      const handle = createDeliveryHandler({
+        repo,
+        templates,
+        senders,
+        clock,
+        log,
+        maxAttempts: settings.retryDelaysMs.length + 1,
+        counter,
+        batchLingerMs: settings.workerLingerMs,
+      });
+      for (const lane of ['realtime', 'batch'] as const) {
+        for (const channel of CHANNELS) deps.metrics.watchQueueDepth(topicFor(lane, channel));
+      }
+
+      const api: NotifyApi = {
+        send: (request, options) => service.send(request, options),
+        async setContact(userId, contact) {
+          checkContact(userId, contact);
+          await repo.setContact(userId, contact, clock.now());
         },
-        inboxPurgeJob(db),
-      ],
-      async health() {
-        const states = Object.values(senders).flatMap((sender) => sender.states());
-        const open = states.filter((s) => s.state !== 'closed');
-        return { notify_providers: { status: open.length ? 'degraded' : 'ok', breakers: states } };
-      },
-      async close() {
-        await Promise.all([...Object.values(senders).map((sender) => sender.close()), contacts.close()]);
-      },
-    };
-  },
-};
+      };
+      return {
+        api,
+        async routes(app) {
+          const { env, secret } = deps.config;
+          notifyRoutes(app, service, preferences);
+          templateRoutes(app, { db, renderer: templateStore, clock });
+          await providerRoutes(app, { env, secret, db, clock, onReceipt });
+          notifyPages(app, {
+            db,
+            getNotification: (id) => service.status(id),
+            listDeadLetters: () => service.deadLetters(100),
+            redrive: (id) => service.redrive(id),
+            getPreferences: (userId) => preferences.get(userId),
+            // The form has no "no time zone": an empty one keeps the current zone.
+            updatePreferences: (userId, { timezone, ...patch }) =>
+              preferences.update(userId, timezone ? { ...patch, timezone } : patch),
+          });
+        },
+        startWorkers() {
+          const consumers: Consumer[] = [];
+          for (const channel of CHANNELS) {
+            // Batch topics get their own, smaller consumers: a marketing blast never queues ahead of real-time.
+            for (const [lane, concurrency] of [
+              ['realtime', settings.realtimeConcurrency],
+              ['batch', settings.batchConcurrency],
+            ] as const) {
+              consumers.push(
+                queue.consume<DeliveryMessage>(
+                  topicFor(lane, channel),
+                  {
+                    group: lane === 'batch' ? `notify-batch-${channel}` : `notify-${channel}`,
+                    retryDelaysMs: settings.retryDelaysMs,
+                    concurrency,
+                  },
+                  handle,
+                ),
+              );
+            }
+          }
+          return consumers;
+        },
+        jobs: [
+          {
+            // Scheduled sends that are due, and publishes that never reached the queue (outbox.ts).
+            name: 'notify.publish_due',
+            schedule: '*/10 * * * * *',
+            run: () => outbox.publishDue().then(() => {}),
+          },
+          inboxPurgeJob(db),
+        ],
+        async health() {
+          const states = Object.values(senders).flatMap((sender) => sender.states());
+          const open = states.filter((s) => s.state !== 'closed');
+          return { notify_providers: { status: open.length ? 'degraded' : 'ok', breakers: states } };
+        },
+        async close() {
+          await Promise.all([...Object.values(senders).map((sender) => sender.close()), contacts.close()]);
+        },
+      };
+    },
+  };
+}
+
+export const notifyModule = createNotifyModule();

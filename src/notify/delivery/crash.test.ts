@@ -13,7 +13,7 @@ import {
 import { createTestApp, realServices, type TestApp, uniqueName } from '../../../test/support/platform.ts';
 import type { Db } from '../../platform/db/index.ts';
 import type { NotifyApi } from '../api.ts';
-import { notifyTestDoubles } from '../module.ts';
+import { createNotifyModule } from '../module.ts';
 
 /**
  * No loss across a crash: a worker process is SIGKILLed in the middle of a batch, another one
@@ -38,9 +38,9 @@ const workers: ChildProcess[] = [];
 before(async () => {
   if (!realServices.databaseUrl) return;
   namespace = uniqueName('k');
-  notifyTestDoubles.set(namespace, { templates: fakeTemplates(), senders: providerLogSenders(() => db) });
   t = await createTestApp({
     services: ['notify'],
+    replace: [createNotifyModule({ templates: fakeTemplates(), senders: providerLogSenders(() => db) })],
     clock: realTimeClock(),
     env: { ...env, NAMESPACE: namespace },
   });

@@ -13,7 +13,7 @@ import {
 import { createTestApp, realServices, type TestApp, uniqueName } from '../../../test/support/platform.ts';
 import type { Db } from '../../platform/db/index.ts';
 import type { NotifyApi } from '../api.ts';
-import { notifyTestDoubles } from '../module.ts';
+import { createNotifyModule } from '../module.ts';
 
 /**
  * Acceptance: 1,000 notifications for 50 users (embedded: 64 for 8) through two worker members reach the provider
@@ -39,12 +39,13 @@ let db: Db;
 const workers: ChildProcess[] = [];
 before(async () => {
   const namespace = uniqueName('o');
-  notifyTestDoubles.set(namespace, {
+  const notify = createNotifyModule({
     templates: fakeTemplates(),
     senders: providerLogSenders(() => db, { failFirstCallFor: FAILING }),
   });
   t = await createTestApp({
     services: ['notify'],
+    replace: [notify],
     clock: realTimeClock(),
     env: { ...env, NAMESPACE: namespace },
   });
