@@ -144,95 +144,90 @@ export function createAccept(deps: {
     for (const o of spent) await limits.refund(o.channel, userId).catch(() => {});
   }
 
-  async function acceptOnce(
-    raw: NotificationRequest,
-    options: AcceptOptions,
-    retry: boolean,
-  ): Promise<NotificationAccepted> {
-    const request = validate(raw);
-    const lane = options.lane ?? 'realtime';
+  /** One request's accept: what it asked, who it is for, when, and its fingerprint once needed. */
+  function begin(request: Validated, options: AcceptOptions) {
     const clientId = request.id ?? options.idempotencyKey;
-    // Written and hashed when first needed: to compare with a stored request, or for the insert
-    // (requestHash).
+    // Written and hashed when first needed: to compare with a stored request, or for the insert.
     let canonical: string | undefined;
     let hashed: string | undefined;
     const canonicalJson = () => (canonical ??= stableJson(request, 'id'));
     const hash = () => (hashed ??= requestHash(canonicalJson()));
     const now = clock.now();
-    const { checked, found } = lookups(request, clientId);
-    if (clientId && checked) {
-      const { earlier } = await found;
-      const answer = storedAnswer(earlier, hash, now);
-      if (answer) return answer;
-      if (earlier) await repo.releaseClientId(earlier.id);
-    }
-    // Contacts from the cache: the client id was not looked up, and a refusal may be the replay
-    // of an accepted request, whose stored answer wins.
-    const replayed = async () =>
-      clientId && !checked ? (await replayOf(request.user_id, clientId, hash, now)).answer : undefined;
-    let outcomes: Awaited<ReturnType<typeof channelOutcomes>>;
+    const lane = options.lane ?? 'realtime';
+    return { request, options, lane, clientId, canonicalJson, hash, now, ...lookups(request, clientId) };
+  }
+  type Attempt = ReturnType<typeof begin>;
+  type Outcomes = Awaited<ReturnType<typeof channelOutcomes>>;
+
+  /**
+   * With contacts from the cache the client id was not looked up, so a refusal may be the replay
+   * of an accepted request, whose stored answer wins.
+   */
+  async function replayed(a: Attempt) {
+    if (!a.clientId || a.checked) return undefined;
+    return (await replayOf(a.request.user_id, a.clientId, a.hash, a.now)).answer;
+  }
+
+  /** The earlier answer under the client id when the lookup read it; a stale holder lets go of it. */
+  async function earlierAnswer(a: Attempt) {
+    if (!a.clientId || !a.checked) return undefined;
+    const { earlier } = await a.found;
+    const answer = storedAnswer(earlier, a.hash, a.now);
+    if (!answer && earlier) await repo.releaseClientId(earlier.id);
+    return answer;
+  }
+
+  /** Templates, then each channel's outcome; a refusal answers as a replay when it is one. */
+  async function decide(a: Attempt): Promise<Outcomes | NotificationAccepted> {
     try {
-      await checkTemplates(request.type, request.channels, request.data);
-      outcomes = await channelOutcomes(request, now, found);
+      await checkTemplates(a.request.type, a.request.channels, a.request.data);
+      return await channelOutcomes(a.request, a.now, a.found);
     } catch (error) {
-      const answer = await replayed();
+      const answer = await replayed(a);
       if (answer) return answer;
       throw error;
     }
-    const spent = outcomes.filter((o) => o.status === 'queued' || o.status === 'scheduled');
-    const id = uuidv7();
-    const channels = outcomes.map(({ scheduledFor: _, ...result }) => result);
-    if (spent.length === 0 && outcomes.some((o) => o.status === 'rate_limited')) {
-      return (await replayed()) ?? { id, status: 'rate_limited', channels };
-    }
-    const accepted: NotificationAccepted = { id, status: 'accepted', channels };
+  }
+
+  /** Stores the notification and its deliveries; false when its client id is taken. */
+  async function store(a: Attempt, id: string, accepted: NotificationAccepted, outcomes: Outcomes) {
     const deliveries: NewDelivery[] = outcomes.map((o) => ({
       channel: o.channel,
       status: o.status as ChannelOutcome,
       reason: o.status === 'rate_limited' ? `retry_after=${o.retry_after}` : (o.reason ?? null),
       scheduled_for: o.scheduledFor,
     }));
-    let stored: boolean;
-    try {
-      // Here, not first: the request is back from Redis with the others of its batch, one after
-      // another, so stableJson's code is warm (under notify-cpu 2.9-4.2 µs here, 6.8-7.2 µs when
-      // it ran first). Before the insert, so a body it cannot write (a BigInt from the in-process
-      // API) fails its own request, with its sends given back, not the statement it would share.
-      canonicalJson();
-      stored = await repo.insert(
-        {
-          id,
-          user_id: request.user_id,
-          client_id: clientId ?? null,
-          request_hash: hash,
-          type: request.type,
-          priority: request.priority,
-          lane,
-          batch_id: options.batchId ?? null,
-          data: request.data,
-          accepted,
-          created_at: now,
-        },
-        deliveries,
-      );
-    } catch (error) {
-      await refund(spent, request.user_id);
-      throw error;
-    }
-    if (!stored) {
-      // The client id is taken: by a concurrent request with it, by one the cache did not tell
-      // about, or by one past the window, which lets go of it for one more try.
-      await refund(spent, request.user_id);
-      const { earlier, answer } = clientId
-        ? await replayOf(request.user_id, clientId, hash, now)
-        : { earlier: undefined, answer: undefined };
-      if (answer) return answer;
-      if (!earlier || retry)
-        throw new Error(`notification ${id} was not stored and no earlier one holds its client id`);
-      await repo.releaseClientId(earlier.id);
-      return acceptOnce(raw, options, true);
-    }
-    const { prefs, version } = await found;
+    // Before the insert, so a body it cannot write (a BigInt from the in-process API) fails its
+    // own request, with its sends given back, not the statement it would share.
+    a.canonicalJson();
+    const { request } = a;
+    const notification = {
+      id,
+      user_id: request.user_id,
+      client_id: a.clientId ?? null,
+      request_hash: a.hash,
+      type: request.type,
+      priority: request.priority,
+      lane: a.lane,
+      batch_id: a.options.batchId ?? null,
+      data: request.data,
+      accepted,
+      created_at: a.now,
+    };
+    return repo.insert(notification, deliveries);
+  }
+
+  /** Hands the queued deliveries to the queue with what the accept knew (outbox.ts). */
+  async function publish(a: Attempt, id: string, outcomes: Outcomes) {
+    const { prefs, version } = await a.found;
+    const { request } = a;
+    const snapshot = {
+      type: request.type,
+      data: request.data,
+      prefs,
+      version,
+      size: a.canonicalJson().length,
+    };
     await outbox.publishNow(
       outcomes
         .filter((o) => o.status === 'queued')
@@ -240,14 +235,62 @@ export function createAccept(deps: {
           notificationId: id,
           channel: o.channel,
           userId: request.user_id,
-          lane,
-          accepted: { type: request.type, data: request.data, prefs, version, size: canonicalJson().length },
+          lane: a.lane,
+          accepted: snapshot,
         })),
     );
-    return accepted;
   }
 
-  return (raw: NotificationRequest, options: AcceptOptions = {}) => acceptOnce(raw, options, false);
+  /**
+   * One try: the answer, or `heldBy` when the client id is held by a notification past the dedup
+   * window, which the caller releases before trying once more.
+   */
+  async function acceptOnce(a: Attempt): Promise<{ answer: NotificationAccepted } | { heldBy: string }> {
+    const early = await earlierAnswer(a);
+    if (early) return { answer: early };
+    const outcomes = await decide(a);
+    if (!Array.isArray(outcomes)) return { answer: outcomes };
+    const spent = outcomes.filter((o) => o.status === 'queued' || o.status === 'scheduled');
+    const id = uuidv7();
+    const channels = outcomes.map(({ scheduledFor: _, ...result }) => result);
+    if (spent.length === 0 && outcomes.some((o) => o.status === 'rate_limited')) {
+      return { answer: (await replayed(a)) ?? { id, status: 'rate_limited', channels } };
+    }
+    const accepted: NotificationAccepted = { id, status: 'accepted', channels };
+    const stored = await store(a, id, accepted, outcomes).catch(async (error) => {
+      await refund(spent, a.request.user_id);
+      throw error;
+    });
+    if (stored) {
+      await publish(a, id, outcomes);
+      return { answer: accepted };
+    }
+    // The client id is taken: by a concurrent request with it, by one the cache did not tell
+    // about, or by one past the window, which lets go of it for one more try.
+    await refund(spent, a.request.user_id);
+    const { earlier, answer } = a.clientId
+      ? await replayOf(a.request.user_id, a.clientId, a.hash, a.now)
+      : { earlier: undefined, answer: undefined };
+    if (answer) return { answer };
+    if (!earlier) throw new Error(`notification ${id} was not stored and no earlier one holds its client id`);
+    return { heldBy: earlier.id };
+  }
+
+  /** A client id held past the window is released once; a second holder means something else is wrong. */
+  const MAX_TRIES = 2;
+  return async (raw: NotificationRequest, options: AcceptOptions = {}): Promise<NotificationAccepted> => {
+    const request = validate(raw);
+    for (let attempt = 1; ; attempt++) {
+      const result = await acceptOnce(begin(request, options));
+      if ('answer' in result) return result.answer;
+      if (attempt >= MAX_TRIES) {
+        throw new Error(
+          `notification of ${request.user_id} was not stored: client id still held by ${result.heldBy}`,
+        );
+      }
+      await repo.releaseClientId(result.heldBy);
+    }
+  };
 }
 
 export type Accept = ReturnType<typeof createAccept>;
