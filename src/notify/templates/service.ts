@@ -16,7 +16,6 @@ import {
   textEngine,
   textToHtml,
 } from './engine.ts';
-import { type Compiled, compile } from './fast-render.ts';
 import { candidateIds } from './ids.ts';
 import { type AnyDb, type TemplateRow, templateRepository } from './repository.ts';
 
@@ -28,8 +27,6 @@ interface Parsed {
   variables: string[];
   /** No async filter in any part: rendered with `renderSync`. */
   sync: boolean;
-  /** Each part compiled for the fast path (fast-render.ts), where it has only text and simple outputs. */
-  fast: Map<Template[], Compiled | undefined>;
 }
 
 export interface TemplateStore extends TemplateRenderer {
@@ -153,16 +150,10 @@ export function createTemplateRenderer(db: AnyDb, options: TemplateRendererOptio
       // Partials are read from the database, which only liquid's async render can wait for.
       const includes = partials.names.size > 0 || partials.dynamic;
       const sync = !includes && rendersSync([subject, body, html_body]);
-      const fast = new Map<Template[], Compiled | undefined>();
-      if (sync) {
-        fast.set(parts.subject, compile(engines.text, parts.subject));
-        fast.set(parts.body, compile(engines.text, parts.body));
-        if (parts.html) fast.set(parts.html, compile(engines.html, parts.html));
-      }
       const variables = includes
         ? await variablesWithPartials(parts.parts, parts.variables)
         : parts.variables;
-      entry = { row: hit.row, ...parts, variables, sync, fast };
+      entry = { row: hit.row, ...parts, variables, sync };
       parsed.set(version, entry);
     }
     return entry;
@@ -177,13 +168,11 @@ export function createTemplateRenderer(db: AnyDb, options: TemplateRendererOptio
     const template = await find(type, channel, renderOptions.locale);
     if (!template) throw err('template_not_found', `No ${channel} template for type "${type}"`);
     const opts = { ...RENDER_LIMITS, globals: { timeZone: knownTimeZone(renderOptions.timeZone) } };
-    const part = async (engine: Liquid, templates: Template[]) => {
-      const fast = template.fast.get(templates);
-      if (fast) return fast(data, opts);
-      return String(
+    // The parts were parsed once (cached by id and version); liquid renders the parsed templates.
+    const part = async (engine: Liquid, templates: Template[]) =>
+      String(
         template.sync ? engine.renderSync(templates, data, opts) : await engine.render(templates, data, opts),
       );
-    };
     try {
       const text = await part(engines.text, template.body);
       if (channel === 'sms') return { text };
