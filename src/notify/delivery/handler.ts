@@ -5,9 +5,10 @@ import { createGroup } from '../../platform/db/group.ts';
 import { type Delivery, describeError, PermanentError, RetryLater } from '../../platform/queue/index.ts';
 import type { Channel } from '../api.ts';
 import type { DeliveryMessage } from '../notifications/outbox.ts';
-import type { Claimed, DeliveryStatus, NotifyRepository } from '../notifications/repository.ts';
+import type { Claimed, NotifyRepository } from '../notifications/repository.ts';
 import { type ChannelSender, ProviderError, ProviderUnavailable, type TemplateRenderer } from '../ports.ts';
 import { enabled, hasAddress, toPreferences } from '../preferences/service.ts';
+import type { DeliveryStatus } from '../tables.ts';
 import { createLocalDelivery, type Outcome, prepareSend, type Ready } from './local.ts';
 
 /** Statuses a queue message may still act on; anything else was settled by an earlier copy. */
@@ -216,13 +217,12 @@ export function createDeliveryHandler(deps: {
     one: async (message) => (await deliverMany([message]))[0],
     many: deliverMany,
     key: ({ payload }) => `${payload.notificationId}:${payload.channel}`,
-    // One batch at a time: the next one gathers while it runs, so batches are twice as large and
-    // PostgreSQL commits half as often (~10 % less CPU per notification in the worker and the
-    // database, notify-deliver 2026-11-26). Under load it also waits `batchLingerMs` (10 ms by
-    // default) for more: the API's group commit publishes ~28 messages at a time, which made
-    // batches of 10-16 here; waiting gathers several of them, and the workers' and PostgreSQL's CPU
-    // per notification fell by ~15 % (bench/README.md). A batch holds at most the consumer's
-    // concurrency (messages in handlers at once), so that is set well above a linger's worth.
+    // One batch at a time: the next one gathers while it runs, so batches are larger and
+    // PostgreSQL commits less often. Under load it also waits `batchLingerMs` for more: the API's
+    // group commit publishes its messages in bursts, and waiting gathers several bursts into one
+    // batch, which costs the workers and PostgreSQL less per notification. A batch holds at most
+    // the consumer's concurrency (messages in handlers at once), so that is set well above a
+    // linger's worth.
     maxInFlight: 1,
     lingerMs: deps.batchLingerMs ?? 0,
   });

@@ -96,8 +96,8 @@ export const coreMigrations: Migrations = {
     async up(db: Kysely<unknown>) {
       // Deliveries are written only by the accept's insert, in the statement that writes their
       // notification (joined to its rows), and notifications are never deleted: the key's check
-      // (a lookup and a row lock on the notification per delivery) was ~10 % of that insert's
-      // PostgreSQL CPU and guarded nothing.
+      // (a lookup and a row lock on the notification per delivery) was a large part of that
+      // insert's PostgreSQL work and guarded nothing.
       await sql`alter table notification_deliveries
         drop constraint if exists notification_deliveries_notification_id_fkey`.execute(db);
     },

@@ -3,7 +3,8 @@ import type { Clock } from '../../platform/clock.ts';
 import type { Queue, QueueMessage } from '../../platform/queue/index.ts';
 import type { Channel } from '../api.ts';
 import type { Preferences } from '../preferences/service.ts';
-import type { Lane, NotifyRepository } from './repository.ts';
+import type { Lane } from '../tables.ts';
+import type { NotifyRepository } from './repository.ts';
 
 /** Deliveries one sweep publishes at most (the next tick takes the rest). */
 const SWEEP_BATCH = 5000;
@@ -132,7 +133,7 @@ export function createOutbox(deps: {
       // A user's deliveries on one topic go one after the other, in the order they were accepted,
       // and a failure stops that user's line until the next sweep; different lines go at once.
       // (After a queue outage the sweep is what publishes everything accepted meanwhile: one at a
-      // time it managed 500 per 10 s tick, far behind what the API accepts.)
+      // time it fell far behind what the API accepts.)
       const lines = Map.groupBy(due, (d) => `${topicFor(d.lane, d.channel)}\n${d.user_id}`);
       const published: Publishable[] = [];
       const failures: unknown[] = [];

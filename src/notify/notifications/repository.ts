@@ -3,68 +3,9 @@ import { isUniqueViolation } from '../../platform/db/errors.ts';
 import { createGroup } from '../../platform/db/group.ts';
 import type { Db } from '../../platform/db/index.ts';
 import { createStatements } from '../../platform/db/prepared.ts';
-import type { Channel, ChannelOutcome, NotificationAccepted, Priority } from '../api.ts';
+import type { Channel, NotificationAccepted } from '../api.ts';
 import type { PushSubscription, StoredMessage } from '../ports.ts';
-
-export type DeliveryStatus = ChannelOutcome | 'sending' | 'sent' | 'delivered' | 'failed' | 'dead_lettered';
-export type Lane = 'realtime' | 'batch';
-
-export interface PreferencesRow {
-  user_id: string;
-  /** How many times the row was written (migration 003); not part of the preferences a user sees. */
-  version?: number;
-  push_enabled: boolean;
-  sms_enabled: boolean;
-  email_enabled: boolean;
-  /** `HH:MM:SS` as PostgreSQL prints a `time`. */
-  quiet_hours_start: string | null;
-  quiet_hours_end: string | null;
-  timezone: string;
-  email: string | null;
-  phone: string | null;
-  locale: string | null;
-}
-
-export interface NotificationRow {
-  id: string;
-  user_id: string;
-  client_id: string | null;
-  request_hash: string | null;
-  type: string;
-  priority: Priority;
-  lane: Lane;
-  batch_id: string | null;
-  data: Record<string, unknown>;
-  accepted: NotificationAccepted;
-  created_at: Date;
-}
-
-export interface DeliveryRow {
-  notification_id: string;
-  channel: Channel;
-  user_id: string;
-  lane: Lane;
-  status: DeliveryStatus;
-  reason: string | null;
-  content: string | null;
-  provider: string | null;
-  provider_message_id: string | null;
-  attempts: number;
-  created_at: Date;
-  scheduled_for: Date | null;
-  published_at: Date | null;
-  sent_at: Date | null;
-  delivered_at: Date | null;
-}
-
-export interface AttemptRow {
-  notification_id: string;
-  channel: Channel;
-  attempt: number;
-  at: Date;
-  error: string | null;
-  provider: string | null;
-}
+import type { AttemptRow, DeliveryRow, NotificationRow, NotifyDb, PreferencesRow } from '../tables.ts';
 
 export type NewDelivery = Pick<DeliveryRow, 'channel' | 'status' | 'reason' | 'scheduled_for'>;
 export type NewNotification = Omit<NotificationRow, 'accepted' | 'request_hash'> & {
@@ -122,15 +63,17 @@ export interface AcceptLookup {
 }
 
 /** SQL only; the rules live in accept.ts and delivery.ts. */
-export function createNotifyRepository(db: Db, options: { prepare?: boolean } = {}) {
-  const statements = createStatements(db, options.prepare ?? false);
+export function createNotifyRepository(database: Db, options: { prepare?: boolean } = {}) {
+  const db: NotifyDb = database.withTables();
+  const statements = createStatements(database, options.prepare ?? false);
   const run = statements.query;
   async function acceptLookups(inputs: AcceptLookupInput[]): Promise<AcceptLookup[]> {
     // The keys as a jsonb document, not arrays: PostgreSQL sizes `unnest` of an array parameter by
     // its value, so the prepared statement never settled on a generic plan and was planned again
-    // on every call (~0.2-0.3 ms, more than it took to run); a document's row count is a fixed
-    // estimate, and after five calls the generic plan is kept (planning ~0.006 ms).
+    // on every call (longer than it took to run); a document's row count is a fixed estimate, so
+    // after five calls the generic plan is kept.
     const keys = inputs.map((i) => [i.userId, i.clientId, i.withSubscriptions]);
+    // Raw SQL: a batch of keys as one jsonb document with per-key subqueries, run as a named prepared statement.
     const rows = await run(
       'notify_accept_lookup',
       sql<{
@@ -168,11 +111,10 @@ export function createNotifyRepository(db: Db, options: { prepare?: boolean } = 
   /** Which of the notifications were stored: one whose client id is taken is not (nor its deliveries). */
   async function insertNotifications(items: { n: NewNotification; deliveries: NewDelivery[] }[]) {
     // The rows as one JSON document (JSON.stringify is native; pg escaped the elements of a text[]
-    // per column in JavaScript), each row an array with its deliveries inside. Measured against
-    // the earlier two documents of objects (json_to_recordset), 20-row statements: PostgreSQL's
-    // CPU per row 86 -> 68 µs, since jsonb is parsed once (json was parsed again for each jsonb
-    // column), holds no key names to sort, and one document is parsed instead of two. Times go as
-    // ISO strings: a Date sends JSON.stringify off its fast path (8.5 -> 3 µs per row).
+    // per column in JavaScript), each row an array with its deliveries inside: jsonb is parsed
+    // once (json was parsed again for each jsonb column), holds no key names to sort, and one
+    // document is parsed instead of two. Times go as ISO strings: a Date sends JSON.stringify off
+    // its fast path.
     const rows = items.map(({ n, deliveries }) => [
       n.id,
       n.user_id,
@@ -191,9 +133,10 @@ export function createNotifyRepository(db: Db, options: { prepare?: boolean } = 
     // A plain insert first: a taken client id fails the whole statement, and the same rows go
     // again with the client id's index as the arbiter, which skips the taken ones. Nearly every
     // statement holds no replay, and the arbiter's search before each row is a second descent of
-    // that index per row: 45-row statements alone, PostgreSQL's CPU per row 28.8 µs with the
-    // arbiter, 25.6 without. A statement that meets a replay costs about one and a half.
+    // that index per row; a statement that meets a replay pays for both.
     let stored: { missing: string[] }[];
+    // Raw SQL: notifications and their deliveries from one jsonb document in one data-modifying CTE
+    // (INSERT_NEW), run as a named prepared statement.
     try {
       stored = await statements.text<{ missing: string[] }>('notify_insert', INSERT_NEW, [document]);
     } catch (error) {
@@ -203,7 +146,7 @@ export function createNotifyRepository(db: Db, options: { prepare?: boolean } = 
       ]);
     }
     // One row naming the notifications not stored (nearly always none) rather than a row per
-    // stored one: the API parsed ~45 result rows per statement to learn that all of them were.
+    // stored one: the API would parse a result row per notification to learn that all were stored.
     const missing = stored[0]?.missing ?? [];
     if (missing.length === 0) return items.map(() => true);
     const skipped = new Set(missing);
@@ -215,12 +158,12 @@ export function createNotifyRepository(db: Db, options: { prepare?: boolean } = 
     // Two requests with one client id never share a statement: the second must see the first.
     key: ({ n }) => (n.client_id === null ? n.id : `${n.user_id}\n${n.client_id}`),
     // One insert at a time: the accepts arriving meanwhile wait for it and share the next one, so
-    // statements and commits per accept fall with the load (notify-cpu at 1 500/s: ~23 -> ~36 rows
-    // per statement, PostgreSQL's CPU per accept -8 to -12 %, the API's unchanged).
+    // statements and commits per accept fall as the load rises.
     maxInFlight: 1,
   });
 
   async function claimMany(inputs: ClaimInput[]): Promise<(Claimed | undefined)[]> {
+    // Raw SQL: a batch claim (unnest with ordinality, an update CTE joined back to the reads), prepared.
     const rows = await run(
       'notify_claim_marking',
       sql<
@@ -281,13 +224,14 @@ export function createNotifyRepository(db: Db, options: { prepare?: boolean } = 
 
   // Statements that join a batch given as JSON to the deliveries also name the ids as an array:
   // PostgreSQL guesses 100 rows for `json_to_recordset`, and against a table of a few thousand
-  // deliveries its generic plan then scanned the whole table for every batch (20 ms instead of 4 ms
-  // for 30 rows); `= any(array(...))` makes it probe the primary key.
+  // deliveries its generic plan then scanned the whole table for every batch; `= any(array(...))`
+  // makes it probe the primary key.
   //
   // A successful try is counted (`attempts`) but not logged as a row: the delivery's own columns
   // (`sent_at`, `provider`) describe it, and the status view lists it from them (service.ts `withSuccesses`).
   // The row was an insert and two index entries per delivery, for what the delivery already says.
   async function recordSentMany(inputs: SentInput[]): Promise<void> {
+    // Raw SQL: a batch update from json_to_recordset, prepared.
     await run(
       'notify_record_sent_json',
       sql`with s as (
@@ -328,6 +272,7 @@ export function createNotifyRepository(db: Db, options: { prepare?: boolean } = 
     versions?: (number | null)[],
   ): Promise<Set<string>> {
     const input = versions ? rows.map((row, i) => ({ ...row, version: versions[i] })) : rows;
+    // Raw SQL: an update CTE and the inbox insert it gates, from one JSON document, prepared.
     const recorded = await run(
       'notify_deliver_locally_checked',
       sql<{ delivery_id: string }>`with m as (
@@ -360,6 +305,7 @@ export function createNotifyRepository(db: Db, options: { prepare?: boolean } = 
   async function markDeliveredMany(inputs: ReceiptInput[]): Promise<boolean[]> {
     // Provider message ids are unique ids (UUIDs, provider sids); the receipts webhook names the
     // provider kind, not the instance that sent, so `null` matches on the message id alone.
+    // Raw SQL: a batch update from unnest with ordinality, answering each input's position; prepared.
     const rows = await run(
       'notify_mark_delivered',
       sql<{ position: string }>`with r as (
@@ -380,83 +326,13 @@ export function createNotifyRepository(db: Db, options: { prepare?: boolean } = 
   });
 
   return {
-    async preferences(userId: string): Promise<PreferencesRow | undefined> {
-      const { rows } = await sql<PreferencesRow>`select user_id, push_enabled, sms_enabled, email_enabled,
-          quiet_hours_start::text as quiet_hours_start, quiet_hours_end::text as quiet_hours_end,
-          timezone, email, phone, locale
-        from notify_preferences where user_id = ${userId}`.execute(db);
-      return rows[0];
-    },
-
-    async savePreferences(p: PreferencesRow, now: Date): Promise<void> {
-      await sql`insert into notify_preferences (user_id, push_enabled, sms_enabled, email_enabled,
-          quiet_hours_start, quiet_hours_end, timezone, email, phone, locale, updated_at)
-        values (${p.user_id}, ${p.push_enabled}, ${p.sms_enabled}, ${p.email_enabled}, ${p.quiet_hours_start}::time,
-          ${p.quiet_hours_end}::time, ${p.timezone}, ${p.email}, ${p.phone}, ${p.locale}, ${now})
-        on conflict (user_id) do update set version = notify_preferences.version + 1,
-          push_enabled = excluded.push_enabled, sms_enabled = excluded.sms_enabled,
-          email_enabled = excluded.email_enabled, quiet_hours_start = excluded.quiet_hours_start,
-          quiet_hours_end = excluded.quiet_hours_end, timezone = excluded.timezone, email = excluded.email,
-          phone = excluded.phone, locale = excluded.locale, updated_at = excluded.updated_at`.execute(db);
-    },
-
-    /** Sets the given addresses only, so a concurrent preference change is not overwritten. */
-    async setContact(userId: string, contact: { email?: string; phone?: string }, now: Date): Promise<void> {
-      await sql`insert into notify_preferences (user_id, email, phone, updated_at)
-        values (${userId}, ${contact.email ?? null}, ${contact.phone ?? null}, ${now})
-        on conflict (user_id) do update set version = notify_preferences.version + 1,
-          email = coalesce(${contact.email ?? null}, notify_preferences.email),
-          phone = coalesce(${contact.phone ?? null}, notify_preferences.phone), updated_at = excluded.updated_at`.execute(
-        db,
-      );
-    },
-
-    async subscriptions(userId: string): Promise<PushSubscription[]> {
-      const { rows } = await sql<{ endpoint: string; p256dh: string; auth: string }>`
-        select endpoint, p256dh, auth from notify_push_subscriptions where user_id = ${userId} order by created_at`.execute(
-        db,
-      );
-      return rows.map((row) => ({ endpoint: row.endpoint, keys: { p256dh: row.p256dh, auth: row.auth } }));
-    },
-
-    /**
-     * Adds or updates (same endpoint) a subscription while the user holds fewer than `max`; false
-     * when the user is full. A per-user advisory lock orders concurrent adds, so a burst cannot
-     * pass the count together.
-     */
-    async addSubscription(
-      userId: string,
-      subscription: PushSubscription,
-      now: Date,
-      max: number,
-    ): Promise<boolean> {
-      return db.transaction().execute(async (trx) => {
-        await sql`select pg_advisory_xact_lock(hashtext(${`notify_push_subscriptions:${userId}`}))`.execute(
-          trx,
-        );
-        const { rows } = await sql<{ held: number; known: boolean }>`select count(*)::int as held,
-            coalesce(bool_or(endpoint = ${subscription.endpoint}), false) as known
-          from notify_push_subscriptions where user_id = ${userId}`.execute(trx);
-        if (!rows[0].known && rows[0].held >= max) return false;
-        await sql`insert into notify_push_subscriptions (user_id, endpoint, p256dh, auth, created_at)
-          values (${userId}, ${subscription.endpoint}, ${subscription.keys.p256dh}, ${subscription.keys.auth}, ${now})
-          on conflict (user_id, endpoint) do update set p256dh = excluded.p256dh, auth = excluded.auth`.execute(
-          trx,
-        );
-        return true;
-      });
-    },
-
-    async deleteSubscription(userId: string, endpoint: string): Promise<boolean> {
-      const result = await sql`delete from notify_push_subscriptions
-        where user_id = ${userId} and endpoint = ${endpoint}`.execute(db);
-      return Number(result.numAffectedRows ?? 0n) > 0;
-    },
-
     async byClientId(userId: string, clientId: string): Promise<NotificationRow | undefined> {
-      const { rows } = await sql<NotificationRow>`select * from notifications
-        where user_id = ${userId} and client_id = ${clientId}`.execute(db);
-      return rows[0];
+      return db
+        .selectFrom('notifications')
+        .selectAll()
+        .where('user_id', '=', userId)
+        .where('client_id', '=', clientId)
+        .executeTakeFirst();
     },
 
     /**
@@ -467,7 +343,7 @@ export function createNotifyRepository(db: Db, options: { prepare?: boolean } = 
     acceptLookup: (input: AcceptLookupInput) => acceptLookupGroup(input),
     /** An id older than the dedup window may be used again: the old record lets go of it. */
     async releaseClientId(id: string): Promise<void> {
-      await sql`update notifications set client_id = null where id = ${id}::uuid`.execute(db);
+      await db.updateTable('notifications').set({ client_id: null }).where('id', '=', id).execute();
     },
 
     /**
@@ -483,6 +359,7 @@ export function createNotifyRepository(db: Db, options: { prepare?: boolean } = 
       now: Date,
     ): Promise<void> {
       if (deliveries.length === 0) return;
+      // Raw SQL: a batch update joined to unnest of two arrays, prepared.
       await run(
         'notify_mark_published',
         sql`update notification_deliveries d set published_at = ${now}
@@ -494,34 +371,42 @@ export function createNotifyRepository(db: Db, options: { prepare?: boolean } = 
 
     /** Deliveries neither a claim nor the sweep has marked: due schedules, publishes lost or still queued. */
     async unpublished(now: Date, createdBefore: Date, limit: number): Promise<DeliveryRow[]> {
-      const { rows } = await sql<DeliveryRow>`select * from notification_deliveries
-        where published_at is null and status in ('queued', 'scheduled')
-          and coalesce(scheduled_for, created_at) <= ${now}
-          and (scheduled_for is not null or created_at <= ${createdBefore})
-        order by coalesce(scheduled_for, created_at) limit ${limit}`.execute(db);
-      return rows;
+      // The expression of the partial index notification_deliveries_unpublished.
+      const due = sql<Date>`coalesce(scheduled_for, created_at)`;
+      return db
+        .selectFrom('notification_deliveries')
+        .selectAll()
+        .where('published_at', 'is', null)
+        .where('status', 'in', ['queued', 'scheduled'])
+        .where(due, '<=', now)
+        .where((eb) => eb.or([eb('scheduled_for', 'is not', null), eb('created_at', '<=', createdBefore)]))
+        .orderBy(due)
+        .limit(limit)
+        .execute();
     },
 
     async notification(id: string): Promise<NotificationRow | undefined> {
       if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return undefined;
-      const { rows } = await sql<NotificationRow>`select * from notifications where id = ${id}::uuid`.execute(
-        db,
-      );
-      return rows[0];
+      return db.selectFrom('notifications').selectAll().where('id', '=', id).executeTakeFirst();
     },
 
     async deliveriesOf(ids: string[]): Promise<DeliveryRow[]> {
       if (ids.length === 0) return [];
-      const { rows } = await sql<DeliveryRow>`select * from notification_deliveries
-        where notification_id in (${sql.join(ids.map((id) => sql`${id}::uuid`))})
-        order by array_position(array['push', 'sms', 'email'], channel)`.execute(db);
-      return rows;
+      return db
+        .selectFrom('notification_deliveries')
+        .selectAll()
+        .where('notification_id', 'in', ids)
+        .orderBy(sql`array_position(array['push', 'sms', 'email'], channel)`)
+        .execute();
     },
 
     async attemptsOf(id: string): Promise<AttemptRow[]> {
-      const { rows } = await sql<AttemptRow>`select notification_id, channel, attempt, at, error, provider
-        from notification_attempts where notification_id = ${id}::uuid order by id`.execute(db);
-      return rows;
+      return db
+        .selectFrom('notification_attempts')
+        .select(['notification_id', 'channel', 'attempt', 'at', 'error', 'provider'])
+        .where('notification_id', '=', id)
+        .orderBy('id')
+        .execute();
     },
 
     async history(
@@ -529,16 +414,20 @@ export function createNotifyRepository(db: Db, options: { prepare?: boolean } = 
       limit: number,
       before?: { at: Date; id: string },
     ): Promise<NotificationRow[]> {
-      const { rows } = await sql<NotificationRow>`select * from notifications where user_id = ${userId}
-        ${before ? sql`and (created_at, id) < (${before.at}, ${before.id}::uuid)` : sql``}
-        order by created_at desc, id desc limit ${limit}`.execute(db);
-      return rows;
+      let query = db.selectFrom('notifications').selectAll().where('user_id', '=', userId);
+      if (before) {
+        query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(before.at, before.id)));
+      }
+      return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
     },
 
     async delivery(notificationId: string, channel: Channel): Promise<DeliveryRow | undefined> {
-      const { rows } = await sql<DeliveryRow>`select * from notification_deliveries
-        where notification_id = ${notificationId}::uuid and channel = ${channel}`.execute(db);
-      return rows[0];
+      return db
+        .selectFrom('notification_deliveries')
+        .selectAll()
+        .where('notification_id', '=', notificationId)
+        .where('channel', '=', channel)
+        .executeTakeFirst();
     },
 
     /**
@@ -560,9 +449,12 @@ export function createNotifyRepository(db: Db, options: { prepare?: boolean } = 
       >,
       now: Date,
     ): Promise<void> {
-      const sets = Object.entries(fields).map(([column, value]) => sql`${sql.ref(column)} = ${value}`);
-      await sql`update notification_deliveries set ${sql.join([...sets, sql`updated_at = ${now}`])}
-        where notification_id = ${notificationId}::uuid and channel = ${channel}`.execute(db);
+      await db
+        .updateTable('notification_deliveries')
+        .set({ ...fields, updated_at: now })
+        .where('notification_id', '=', notificationId)
+        .where('channel', '=', channel)
+        .execute();
     },
 
     /**
@@ -590,17 +482,18 @@ export function createNotifyRepository(db: Db, options: { prepare?: boolean } = 
       channel: Channel,
       attempt: { at: Date; error: string | null; provider: string | null },
     ): Promise<number> {
-      const { rows } = await sql<{
-        attempts: number;
-      }>`update notification_deliveries set attempts = attempts + 1
-        where notification_id = ${notificationId}::uuid and channel = ${channel} returning attempts`.execute(
-        db,
-      );
-      const number = rows[0]?.attempts ?? 0;
-      await sql`insert into notification_attempts (notification_id, channel, attempt, at, error, provider)
-        values (${notificationId}::uuid, ${channel}, ${number}, ${attempt.at}, ${attempt.error}, ${attempt.provider})`.execute(
-        db,
-      );
+      const counted = await db
+        .updateTable('notification_deliveries')
+        .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
+        .where('notification_id', '=', notificationId)
+        .where('channel', '=', channel)
+        .returning('attempts')
+        .executeTakeFirst();
+      const number = counted?.attempts ?? 0;
+      await db
+        .insertInto('notification_attempts')
+        .values({ notification_id: notificationId, channel, attempt: number, ...attempt })
+        .execute();
       return number;
     },
   };
@@ -625,8 +518,7 @@ const insertDeliveries = (source: string) => `insert into notification_deliverie
 
 /**
  * The notifications and their deliveries, each row new: a taken client id fails the statement.
- * It answers an empty `missing`, and returns nothing from the insert to join its deliveries to
- * (measured alone: PostgreSQL 24.5 -> 23.3 µs per row).
+ * It answers an empty `missing`, and returns nothing from the insert to join its deliveries to.
  */
 const INSERT_NEW = `with v as (${INSERT_ROWS}), n as (${INSERT_NOTIFICATIONS}), d as (${insertDeliveries('v')})
   select '{}'::text[] as missing`;

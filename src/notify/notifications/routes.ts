@@ -1,8 +1,6 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { Static } from 'typebox';
-import type { NotificationAccepted, NotificationRequest } from '../api.ts';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { NotificationAccepted } from '../api.ts';
 import { err } from '../errors.ts';
-import type { PreferencesService } from '../preferences/service.ts';
 import {
   Accepted,
   BatchAccepted,
@@ -12,28 +10,27 @@ import {
   History,
   HistoryQuery,
   IdParams,
-  Limits,
   NotificationStatus,
-  Preferences,
-  PreferencesPatch,
-  PreferencesPut,
-  PushSubscriptionBody,
-  PushSubscriptionDelete,
   SendBody,
   UserParams,
 } from './schemas.ts';
 import type { NotifyService } from './service.ts';
 
 const tags = ['notifications'];
-type Params = Static<typeof UserParams>;
 
 /** Who may send: the services that notify users, and admins. */
 const SENDERS = { service: 'notify:send', admin: true } as const;
 /** A user's own contacts, preferences, limits and history: the user, a service that keeps contacts, an admin. */
-const USER_DATA = { access: { user: { param: 'userId' }, service: 'notify:contacts', admin: true } } as const;
+export const USER_DATA = {
+  access: { user: { param: 'userId' }, service: 'notify:contacts', admin: true },
+} as const;
+const admin = { config: { access: { admin: true } } } as const;
 
 /** HTTP only: schemas, the service call, the status code. */
-export function notifyRoutes(app: FastifyInstance, service: NotifyService, preferences: PreferencesService) {
+export const notificationsRoutes: FastifyPluginAsyncTypebox<{ service: NotifyService }> = async (
+  app,
+  { service },
+) => {
   app.post(
     '/api/notifications',
     {
@@ -49,7 +46,10 @@ export function notifyRoutes(app: FastifyInstance, service: NotifyService, prefe
         response: { 202: Accepted },
       },
     },
-    async (request, reply) => accepted(reply, await service.send(request.body as NotificationRequest)),
+    async (request, reply) => {
+      const accepted = acceptedOrRefused(await service.send(request.body));
+      return reply.code(202).send(accepted);
+    },
   );
 
   app.post(
@@ -63,11 +63,9 @@ export function notifyRoutes(app: FastifyInstance, service: NotifyService, prefe
         response: { 202: BatchAccepted },
       },
     },
-    async (request, reply) =>
-      reply.code(202).send(await service.batch(request.body as Static<typeof BatchBody>)),
+    async (request, reply) => reply.code(202).send(await service.batch(request.body)),
   );
 
-  const admin = { config: { access: { admin: true } } } as const;
   app.get(
     '/api/notifications/dead-letters',
     {
@@ -79,9 +77,7 @@ export function notifyRoutes(app: FastifyInstance, service: NotifyService, prefe
         response: { 200: DeadLetters },
       },
     },
-    async (request) => ({
-      dead_letters: await service.deadLetters((request.query as Static<typeof DeadLetterQuery>).limit),
-    }),
+    async (request) => ({ dead_letters: await service.deadLetters(request.query.limit) }),
   );
 
   app.post(
@@ -90,8 +86,7 @@ export function notifyRoutes(app: FastifyInstance, service: NotifyService, prefe
       ...admin,
       schema: { tags, summary: 'Send a dead letter again with a fresh set of attempts', params: IdParams },
     },
-    async (request, reply) =>
-      reply.code(202).send(await service.redrive((request.params as Static<typeof IdParams>).id)),
+    async (request, reply) => reply.code(202).send(await service.redrive(request.params.id)),
   );
 
   app.get(
@@ -107,7 +102,7 @@ export function notifyRoutes(app: FastifyInstance, service: NotifyService, prefe
       },
     },
     async (request) => {
-      const status = await service.status((request.params as Static<typeof IdParams>).id);
+      const status = await service.status(request.params.id);
       const caller = request.caller;
       if (caller.kind === 'user' && caller.userId !== status.user_id) {
         throw err('notification_not_found');
@@ -128,82 +123,13 @@ export function notifyRoutes(app: FastifyInstance, service: NotifyService, prefe
         response: { 200: History },
       },
     },
-    async (request) => {
-      const { limit, cursor } = request.query as Static<typeof HistoryQuery>;
-      return service.history((request.params as Params).userId, limit, cursor);
-    },
+    async (request) => service.history(request.params.userId, request.query.limit, request.query.cursor),
   );
+};
 
-  const prefs = { tags, params: UserParams, response: { 200: Preferences } };
-  app.get(
-    '/api/users/:userId/notification-preferences',
-    { config: USER_DATA, schema: { ...prefs, summary: 'Preferences' } },
-    (r) => preferences.get((r.params as Params).userId),
-  );
-  app.put(
-    '/api/users/:userId/notification-preferences',
-    { config: USER_DATA, schema: { ...prefs, summary: 'Replace the preferences', body: PreferencesPut } },
-    (r) => preferences.replace((r.params as Params).userId, r.body as Static<typeof PreferencesPut>),
-  );
-  app.patch(
-    '/api/users/:userId/notification-preferences',
-    { config: USER_DATA, schema: { ...prefs, summary: 'Change some preferences', body: PreferencesPatch } },
-    (r) => preferences.update((r.params as Params).userId, r.body as Static<typeof PreferencesPatch>),
-  );
-
-  app.post(
-    '/api/users/:userId/push-subscriptions',
-    {
-      config: USER_DATA,
-      schema: {
-        tags,
-        summary: 'Add a Web Push subscription',
-        params: UserParams,
-        body: PushSubscriptionBody,
-      },
-    },
-    async (request, reply) => {
-      const body = request.body as Static<typeof PushSubscriptionBody>;
-      await service.addSubscription((request.params as Params).userId, body);
-      return reply.code(201).send(body);
-    },
-  );
-  app.delete(
-    '/api/users/:userId/push-subscriptions',
-    {
-      config: USER_DATA,
-      schema: {
-        tags,
-        summary: 'Remove a Web Push subscription by endpoint',
-        params: UserParams,
-        querystring: PushSubscriptionDelete,
-      },
-    },
-    async (request, reply) => {
-      const { endpoint } = request.query as Static<typeof PushSubscriptionDelete>;
-      await service.deleteSubscription((request.params as Params).userId, endpoint);
-      return reply.code(204).send();
-    },
-  );
-
-  app.get(
-    '/api/users/:userId/notification-limits',
-    {
-      config: USER_DATA,
-      schema: {
-        tags,
-        summary: 'What is left of each per-channel limit',
-        params: UserParams,
-        response: { 200: Limits },
-      },
-    },
-    async (request) => ({ limits: await service.limits((request.params as Params).userId) }),
-  );
-}
-
-/** 202 with the outcome per channel, or 429 when limits refused every channel that was not skipped. */
-function accepted(reply: FastifyReply, result: NotificationAccepted) {
-  if (result.status === 'accepted') return reply.code(202).send(result);
+/** The outcome per channel, or 429 when limits refused every channel that was not skipped. */
+function acceptedOrRefused(result: NotificationAccepted): NotificationAccepted {
+  if (result.status === 'accepted') return result;
   const retryAfter = Math.min(...result.channels.map((c) => c.retry_after ?? Number.POSITIVE_INFINITY));
   throw err('notifications_rate_limited', {
     detail: 'Every requested channel is over its limit for this user',

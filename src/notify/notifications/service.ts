@@ -1,15 +1,14 @@
 import type { Clock } from '../../platform/clock.ts';
-import { type OutboundGuard, OutboundRefused } from '../../platform/http/outbound.ts';
 import { uuidv7 } from '../../platform/ids.ts';
 import type { Queue } from '../../platform/queue/index.ts';
-import { CHANNELS, type Channel, type NotificationRequest, type Priority } from '../api.ts';
+import { CHANNELS, isChannel, type Priority } from '../api.ts';
 import { err } from '../errors.ts';
-import type { PushSubscription, TemplateRenderer } from '../ports.ts';
+import type { TemplateRenderer } from '../ports.ts';
 import { USER_ID } from '../preferences/service.ts';
-import type { Accept } from './accept.ts';
-import type { ChannelLimits } from './limits.ts';
+import type { AttemptRow, DeliveryRow, NotificationRow } from '../tables.ts';
+import type { Accept, AcceptRequest } from './accept.ts';
 import { type DeliveryMessage, topicFor } from './outbox.ts';
-import type { AttemptRow, DeliveryRow, NotificationRow, NotifyRepository } from './repository.ts';
+import type { NotifyRepository } from './repository.ts';
 
 const iso = (date: Date | null) => (date ? date.toISOString() : null);
 const TOPICS = (['realtime', 'batch'] as const).flatMap((lane) => CHANNELS.map((c) => topicFor(lane, c)));
@@ -28,30 +27,11 @@ export interface BatchRequest {
 export function createNotifyService(deps: {
   repo: NotifyRepository;
   accept: Accept;
-  limits: ChannelLimits;
   templates: TemplateRenderer;
   queue: Queue;
   clock: Clock;
-  /** Checks push endpoints before they are stored (the sender checks them again at send time). */
-  outbound: OutboundGuard;
-  maxPushSubscriptions: number;
 }) {
-  const { repo, accept, limits, queue, clock, outbound, maxPushSubscriptions } = deps;
-
-  async function checkEndpoint(endpoint: string) {
-    try {
-      await outbound.check(endpoint);
-    } catch (error) {
-      if (!(error instanceof OutboundRefused)) throw error;
-      if (error.transient) {
-        throw err('push_endpoint_unresolved', {
-          detail: `Push endpoint: ${error.message}`,
-          headers: { 'Retry-After': '30' },
-        });
-      }
-      throw err('push_endpoint_refused', { detail: `Push endpoint refused: ${error.message}` });
-    }
-  }
+  const { repo, accept, queue, clock } = deps;
 
   function view(n: NotificationRow, deliveries: DeliveryRow[]) {
     return {
@@ -78,7 +58,7 @@ export function createNotifyService(deps: {
   }
 
   return {
-    send: (request: NotificationRequest, options?: { idempotencyKey?: string }) => accept(request, options),
+    send: (request: AcceptRequest, options?: { idempotencyKey?: string }) => accept(request, options),
 
     async status(id: string) {
       const n = await repo.notification(id);
@@ -117,22 +97,6 @@ export function createNotifyService(deps: {
         notifications: page.map((n) => view(n, deliveries)),
         next_cursor: rows.length > limit && last ? `${last.created_at.toISOString()}|${last.id}` : null,
       };
-    },
-
-    limits: (userId: string) => limits.overview(userId),
-
-    /** Idempotent for an endpoint the user has; a new one needs a free place (at most `maxPushSubscriptions`). */
-    async addSubscription(userId: string, subscription: PushSubscription) {
-      await checkEndpoint(subscription.endpoint);
-      if (!(await repo.addSubscription(userId, subscription, clock.now(), maxPushSubscriptions))) {
-        throw err('push_subscriptions_limit', {
-          detail: `A user holds at most ${maxPushSubscriptions} push subscriptions; remove one first`,
-          extras: { limit: maxPushSubscriptions },
-        });
-      }
-    },
-    async deleteSubscription(userId: string, endpoint: string) {
-      if (!(await repo.deleteSubscription(userId, endpoint))) throw err('push_subscription_not_found');
     },
 
     /** Dead letters of all six topics; the id carries the topic: `{topic}:{deadLetterId}`. */
@@ -178,9 +142,9 @@ export function createNotifyService(deps: {
     async batch(request: BatchRequest) {
       const recipients: { user_id: string; data?: Record<string, unknown> }[] =
         request.recipients ?? (request.user_ids ?? []).map((user_id) => ({ user_id }));
-      const unknown = request.channels.filter((c) => !(CHANNELS as readonly string[]).includes(c));
+      const unknown = request.channels.filter((c) => !isChannel(c));
       if (unknown.length) throw err('unknown_channel', { extras: { channels: unknown } });
-      const channels = request.channels as Channel[];
+      const channels = request.channels.filter(isChannel);
       if (recipients.length === 0 || recipients.length > 1000) {
         throw err('invalid_batch', 'Give 1 to 1000 recipients in user_ids or recipients');
       }

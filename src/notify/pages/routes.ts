@@ -1,8 +1,9 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { AppError } from '../../platform/errors.ts';
 import { serveStatic } from '../../platform/pages/index.ts';
-import { CHANNELS, type Channel } from '../api.ts';
+import { CHANNELS } from '../api.ts';
 import { inboxRepository } from '../providers/inbox.ts';
 import type { NotifyPagesDeps, PreferencesPatch } from './deps.ts';
 import { channelTimeline } from './timeline.ts';
@@ -18,10 +19,17 @@ const staff = { access: { admin: true } } as const;
 /** The landing page and its lookup forms show nothing stored: anyone (the lookups lead to staff pages). */
 const anyone = { access: { public: true } } as const;
 const common = { styles: ['/static/notify/notify.css'] };
+/** A channel, or '' for every channel (the form's first option). */
+const ChannelFilter = Type.Union([
+  Type.Literal(''),
+  Type.Literal('push'),
+  Type.Literal('sms'),
+  Type.Literal('email'),
+]);
 const UserId = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' });
 
 /** The notification pages: landing, dev inbox, a notification's timeline, dead letters, preferences. */
-export function notifyPages(app: FastifyInstance, deps: NotifyPagesDeps): void {
+export const notifyPages: FastifyPluginAsyncTypebox<NotifyPagesDeps> = async (app, deps) => {
   serveStatic(app, 'notify', new URL('./static/', import.meta.url));
   const inbox = inboxRepository(deps.db);
   const notFound = (reply: FastifyReply, title: string, message: string) =>
@@ -36,7 +44,7 @@ export function notifyPages(app: FastifyInstance, deps: NotifyPagesDeps): void {
     reply.page('/notify/pages/index', { ...common, title: 'Notifications' }),
   );
 
-  app.get<{ Querystring: { user?: string; channel?: Channel; message?: string } }>(
+  app.get(
     '/notify/inbox',
     {
       config: staff,
@@ -44,7 +52,7 @@ export function notifyPages(app: FastifyInstance, deps: NotifyPagesDeps): void {
         ...hide,
         querystring: Type.Object({
           user: Type.Optional(Type.String({ maxLength: 64 })),
-          channel: Type.Optional(Type.Union([Type.Literal(''), ...CHANNELS.map((c) => Type.Literal(c))])),
+          channel: Type.Optional(ChannelFilter),
           message: Type.Optional(Type.String({ format: 'uuid' })),
         }),
       },
@@ -74,7 +82,7 @@ export function notifyPages(app: FastifyInstance, deps: NotifyPagesDeps): void {
   );
 
   // Polled by the inbox page (a mail catcher shows new mail without a reload): the newest message id.
-  app.get<{ Querystring: { user?: string; channel?: Channel } }>(
+  app.get(
     '/notify/inbox/newest',
     {
       config: staff,
@@ -82,7 +90,7 @@ export function notifyPages(app: FastifyInstance, deps: NotifyPagesDeps): void {
         ...hide,
         querystring: Type.Object({
           user: Type.Optional(Type.String({ maxLength: 64 })),
-          channel: Type.Optional(Type.Union([Type.Literal(''), ...CHANNELS.map((c) => Type.Literal(c))])),
+          channel: Type.Optional(ChannelFilter),
         }),
       },
     },
@@ -96,7 +104,7 @@ export function notifyPages(app: FastifyInstance, deps: NotifyPagesDeps): void {
     },
   );
 
-  app.get<{ Querystring: { id?: string } }>(
+  app.get(
     '/notify/notifications',
     {
       config: anyone,
@@ -109,7 +117,7 @@ export function notifyPages(app: FastifyInstance, deps: NotifyPagesDeps): void {
       ),
   );
 
-  app.get<{ Querystring: { user?: string } }>(
+  app.get(
     '/notify/users',
     {
       config: anyone,
@@ -124,7 +132,7 @@ export function notifyPages(app: FastifyInstance, deps: NotifyPagesDeps): void {
       ),
   );
 
-  app.get<{ Params: { id: string } }>(
+  app.get(
     '/notify/notifications/:id',
     {
       config: staff,
@@ -146,7 +154,7 @@ export function notifyPages(app: FastifyInstance, deps: NotifyPagesDeps): void {
     },
   );
 
-  app.get<{ Querystring: { redriven?: string; error?: string } }>(
+  app.get(
     '/notify/dead-letters',
     {
       config: staff,
@@ -170,7 +178,7 @@ export function notifyPages(app: FastifyInstance, deps: NotifyPagesDeps): void {
   );
 
   // A plain form post (CSP allows form-action 'self'), so the button works without JavaScript.
-  app.post<{ Params: { id: string } }>(
+  app.post(
     '/notify/dead-letters/:id/redrive',
     {
       config: staff,
@@ -190,7 +198,7 @@ export function notifyPages(app: FastifyInstance, deps: NotifyPagesDeps): void {
     },
   );
 
-  app.get<{ Params: { id: string }; Querystring: { saved?: string } }>(
+  app.get(
     '/notify/users/:id/preferences',
     {
       config: staff,
@@ -215,21 +223,21 @@ export function notifyPages(app: FastifyInstance, deps: NotifyPagesDeps): void {
     },
   );
 
-  app.post<{ Params: { id: string }; Body: Record<string, string> }>(
+  app.post(
     '/notify/users/:id/preferences',
     {
       config: staff,
       schema: { ...hide, params: Type.Object({ id: UserId }) },
     },
     async (request, reply) => {
-      await deps.updatePreferences(request.params.id, fromForm(request.body ?? {}));
+      await deps.updatePreferences(request.params.id, fromForm(request.body));
       return reply.redirect(
         `/notify/users/${encodeURIComponent(request.params.id)}/preferences?saved=1`,
         303,
       );
     },
   );
-}
+};
 
 /** A 404 AppError from the core reads as "not there" (the page answers 404 itself). */
 async function orNotFound<T>(promise: Promise<T | undefined>): Promise<T | undefined> {
@@ -245,12 +253,17 @@ async function orNotFound<T>(promise: Promise<T | undefined>): Promise<T | undef
  * An HTML form sends only checked boxes and empty strings for cleared fields. The time zone is
  * required by the API, so an empty one is left out rather than cleared.
  */
-export function fromForm(form: Record<string, string>): PreferencesPatch {
-  const text = (name: string) => (form[name] ?? '').trim() || null;
+export function fromForm(body: unknown): PreferencesPatch {
+  const field = (name: string) => {
+    const value =
+      body !== null && typeof body === 'object' ? (body as Record<string, unknown>)[name] : undefined;
+    return typeof value === 'string' ? value : '';
+  };
+  const text = (name: string) => field(name).trim() || null;
   const patch: PreferencesPatch = {
-    push_enabled: form.push_enabled === 'on',
-    sms_enabled: form.sms_enabled === 'on',
-    email_enabled: form.email_enabled === 'on',
+    push_enabled: field('push_enabled') === 'on',
+    sms_enabled: field('sms_enabled') === 'on',
+    email_enabled: field('email_enabled') === 'on',
     quiet_hours_start: text('quiet_hours_start'),
     quiet_hours_end: text('quiet_hours_end'),
     email: text('email'),

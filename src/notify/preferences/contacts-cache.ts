@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { PubSub } from '../../platform/pubsub/index.ts';
-import type { NotifyRepository } from '../notifications/repository.ts';
 import type { PushSubscription } from '../ports.ts';
+import type { PreferencesRepository } from './repository.ts';
 import type { Preferences } from './service.ts';
 
 /** What accepting needs to know of a user: preferences (the defaults when none are stored) and push subscriptions. */
@@ -17,7 +17,7 @@ const CHANNEL = 'notify.contacts-changed';
 
 /**
  * This process's copy of users' preferences and push subscriptions, so an accept needs no
- * database read before its insert (a third of PostgreSQL's work per accept, and a round trip).
+ * database read before its insert (a large part of PostgreSQL's work per accept, and a round trip).
  *
  * Kept honest three ways: every write of either goes through `invalidating(repo)`, which drops
  * the entry here at once and in the other processes by pub/sub; a read that overlapped a drop is
@@ -81,7 +81,7 @@ export function createContactsCache(deps: {
 export type ContactsCache = ReturnType<typeof createContactsCache>;
 
 /** The repository whose writes of preferences and subscriptions tell the cache. */
-export function invalidating(repo: NotifyRepository, cache: ContactsCache): NotifyRepository {
+export function invalidating(repo: PreferencesRepository, cache: ContactsCache): PreferencesRepository {
   return {
     ...repo,
     async savePreferences(p, now) {

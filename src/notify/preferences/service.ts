@@ -1,8 +1,11 @@
 import type { Clock } from '../../platform/clock.ts';
 import { platformError } from '../../platform/errors.ts';
+import { type OutboundGuard, OutboundRefused } from '../../platform/http/outbound.ts';
 import type { Channel } from '../api.ts';
 import { err } from '../errors.ts';
-import type { NotifyRepository, PreferencesRow } from '../notifications/repository.ts';
+import type { PushSubscription } from '../ports.ts';
+import type { PreferencesRow } from '../tables.ts';
+import type { PreferencesRepository } from './repository.ts';
 
 /** Preferences as the API shows them (`quiet_hours_*` as local "HH:MM"). */
 export interface Preferences {
@@ -135,8 +138,29 @@ export function hasAddress(p: Preferences, channel: Channel, subscriptions: read
       : subscriptions.length > 0;
 }
 
-export function createPreferencesService(deps: { repo: NotifyRepository; clock: Clock }) {
-  const { repo, clock } = deps;
+export function createPreferencesService(deps: {
+  repo: PreferencesRepository;
+  clock: Clock;
+  /** Checks push endpoints before they are stored (the sender checks them again at send time). */
+  outbound: OutboundGuard;
+  maxPushSubscriptions: number;
+}) {
+  const { repo, clock, outbound, maxPushSubscriptions } = deps;
+  async function checkEndpoint(endpoint: string) {
+    try {
+      await outbound.check(endpoint);
+    } catch (error) {
+      if (!(error instanceof OutboundRefused)) throw error;
+      if (error.transient) {
+        throw err('push_endpoint_unresolved', {
+          detail: `Push endpoint: ${error.message}`,
+          headers: { 'Retry-After': '30' },
+        });
+      }
+      throw err('push_endpoint_refused', { detail: `Push endpoint refused: ${error.message}` });
+    }
+  }
+
   const get = async (userId: string) => toPreferences(await repo.preferences(userId));
   const save = async (userId: string, p: Preferences) => {
     checkPreferences(p);
@@ -151,6 +175,20 @@ export function createPreferencesService(deps: { repo: NotifyRepository; clock: 
     /** PATCH: only the given fields change. */
     async update(userId: string, body: Partial<Preferences>) {
       return save(userId, { ...(await get(userId)), ...body });
+    },
+
+    /** Idempotent for an endpoint the user has; a new one needs a free place (at most `maxPushSubscriptions`). */
+    async addSubscription(userId: string, subscription: PushSubscription) {
+      await checkEndpoint(subscription.endpoint);
+      if (!(await repo.addSubscription(userId, subscription, clock.now(), maxPushSubscriptions))) {
+        throw err('push_subscriptions_limit', {
+          detail: `A user holds at most ${maxPushSubscriptions} push subscriptions; remove one first`,
+          extras: { limit: maxPushSubscriptions },
+        });
+      }
+    },
+    async deleteSubscription(userId: string, endpoint: string) {
+      if (!(await repo.deleteSubscription(userId, endpoint))) throw err('push_subscription_not_found');
     },
   };
 }

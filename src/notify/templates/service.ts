@@ -1,8 +1,10 @@
 import type { Liquid, Template } from 'liquidjs';
 import { LRUCache } from 'lru-cache';
+import type { Db } from '../../platform/db/index.ts';
 import type { Channel } from '../api.ts';
 import { err } from '../errors.ts';
 import type { RenderedMessage, TemplateProblem, TemplateRenderer } from '../ports.ts';
+import type { TemplateRow } from '../tables.ts';
 import {
   createEngines,
   type Engines,
@@ -17,7 +19,7 @@ import {
   textToHtml,
 } from './engine.ts';
 import { candidateIds } from './ids.ts';
-import { type AnyDb, type TemplateRow, templateRepository } from './repository.ts';
+import { templateRepository } from './repository.ts';
 
 interface Parsed {
   row: TemplateRow;
@@ -66,7 +68,7 @@ export function missingVariables(variables: string[], data: Record<string, unkno
   return variables.filter((name) => !Object.hasOwn(data, name) || data[name] === undefined);
 }
 
-export function createTemplateRenderer(db: AnyDb, options: TemplateRendererOptions = {}): TemplateStore {
+export function createTemplateRenderer(db: Db, options: TemplateRendererOptions = {}): TemplateStore {
   const repository = templateRepository(db);
   // Parsed templates keyed by id and version: an edited template gets a new key, so nothing stale renders.
   const parsed = new LRUCache<string, Parsed>({ max: 2000 });
@@ -79,9 +81,8 @@ export function createTemplateRenderer(db: AnyDb, options: TemplateRendererOptio
 
   /**
    * One query per key at a time, whoever asks meanwhile waits for it. When every lookup expired
-   * at once and each render read its own, a worker's 32 renders in flight made 16-20 queries every
-   * 5 s, waited for them, and grew each pool to its 20 connections (notify-deliver 2026-11-26:
-   * 61 PostgreSQL backends, 25 now).
+   * at once and each render read its own, a worker's renders in flight each queried, waited, and
+   * grew the pools to their full size.
    */
   function read(key: string, candidates: string[]): Promise<{ row: TemplateRow | null }> {
     const waiting = reading.get(key);
