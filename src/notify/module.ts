@@ -114,7 +114,7 @@ async function createNotify(deps: PlatformDeps, doubles: NotifyModuleOptions): P
     startWorkers: () => startConsumers(queue, settings, handle),
     jobs: [
       {
-        // Scheduled sends that are due, and publishes that never reached the queue (outbox.ts).
+        // Scheduled sends that are due, and publishes that never reached the queue (notifications/outbox.ts).
         name: 'notify.publish_due',
         schedule: '*/10 * * * * *',
         run: () => outbox.publishDue().then(() => {}),

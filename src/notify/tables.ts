@@ -74,7 +74,7 @@ export type DeliveriesTable = {
   attempts: Generated<number>;
   created_at: Date;
   scheduled_for: Date | null;
-  /** Null until a worker claimed the delivery or the outbox sweep published it (outbox.ts). */
+  /** Null until a worker claimed the delivery or the outbox sweep published it (notifications/outbox.ts). */
   published_at: Date | null;
   sent_at: Date | null;
   delivered_at: Date | null;
@@ -120,7 +120,7 @@ export type InboxTable = {
 };
 
 export type PreferencesRow = Omit<Selectable<PreferencesTable>, 'updated_at' | 'version'> & {
-  /** Read where a send compares it with the accept's snapshot (outbox.ts). */
+  /** Read where a send compares it with the accept's snapshot (notifications/outbox.ts). */
   version?: number;
 };
 export type NotificationRow = Selectable<NotificationsTable>;

@@ -113,7 +113,7 @@ export function createDeliveryHandler(deps: {
     }
     const prefs = toPreferences(found.prefs);
     // Checked again at send time: the user may have switched the channel off or removed the
-    // address since the accept, which may also have read a cached copy (contacts-cache.ts).
+    // address since the accept, which may also have read a cached copy (preferences/contacts-cache.ts).
     const refused = !enabled(prefs, channel)
       ? 'channel_disabled'
       : !hasAddress(prefs, channel, found.subscriptions)

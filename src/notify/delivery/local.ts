@@ -56,7 +56,7 @@ export async function prepareSend(
 
 /**
  * The worker's path for a local provider (the dev inbox), whose messages are stored with their
- * status in one statement per batch (README.md, "The worker delivers a batch"); delivery.ts uses
+ * status in one statement per batch (README.md, "The worker delivers a batch"); handler.ts uses
  * it for the messages it read, and first, for messages that carry the accept's snapshot, without
  * reading at all.
  */
@@ -100,7 +100,7 @@ export function createLocalDelivery(deps: {
     accepted: AcceptedSnapshot,
   ): Promise<Ready | undefined> {
     try {
-      // The queue key is the user id (outbox.ts).
+      // The queue key is the user id (notifications/outbox.ts).
       return await prepareSend(templates, message, { ...accepted, userId: message.key });
     } catch {
       return undefined;

@@ -5,7 +5,7 @@ import type { Migrations } from '../../platform/db/migrate.ts';
  * The delivery core's tables. A notification has one delivery per requested channel; the
  * delivery carries the status a user sees and each provider try is an attempt row.
  * `published_at` is null until a worker claimed the delivery or the outbox sweep published it
- * (see outbox.ts).
+ * (see notifications/outbox.ts).
  */
 export const coreMigrations: Migrations = {
   '001_notify_core': {
@@ -105,7 +105,7 @@ export const coreMigrations: Migrations = {
   '003_notify_preferences_version': {
     async up(db: Kysely<unknown>) {
       // Counts the writes of a user's preferences: a queue message that carries what the accept
-      // knew of them (outbox.ts) is delivered as it is only while the count is still the same.
+      // knew of them (notifications/outbox.ts) is delivered as it is only while the count is still the same.
       await sql`alter table notify_preferences add column if not exists version integer not null default 0`.execute(
         db,
       );

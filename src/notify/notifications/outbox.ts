@@ -16,7 +16,7 @@ export interface DeliveryMessage {
    * What the accept knew (set by `publishNow`; the sweep's and redriven messages may lack it): the
    * notification and the preferences a send reads, with their write count. A worker whose
    * provider is local delivers from this without reading the delivery first, in a statement that
-   * stores it only while the delivery is open and the preferences' count unchanged (delivery.ts).
+   * stores it only while the delivery is open and the preferences' count unchanged (delivery/local.ts).
    */
   accepted?: AcceptedSnapshot;
 }

@@ -62,7 +62,7 @@ export interface AcceptLookup {
   subscriptions: PushSubscription[];
 }
 
-/** SQL only; the rules live in accept.ts and delivery.ts. */
+/** SQL only; the rules live in accept.ts and delivery/handler.ts. */
 export function createNotifyRepository(database: Db, options: { prepare?: boolean } = {}) {
   const db: NotifyDb = database.withTables();
   const statements = createStatements(database, options.prepare ?? false);

@@ -9,7 +9,7 @@ export interface Contacts {
   prefs: Preferences;
   /** Absent when the read that filled the entry did not ask for them (no push requested). */
   subscriptions?: PushSubscription[];
-  /** The stored row's write count (repository.ts `PreferencesRow.version`); absent with no row. */
+  /** The stored row's write count (tables.ts `PreferencesRow.version`); absent with no row. */
   version?: number;
 }
 
