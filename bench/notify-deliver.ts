@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { AckPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
-import type { AcceptedSnapshot } from '../src/notify/outbox.ts';
+import type { AcceptedSnapshot } from '../src/notify/notifications/outbox.ts';
 import { BENCH_SERVICES, median, numberFlag, pidsOf, processCpuMs } from './harness.ts';
 import { notificationRequest, USERS, userId } from './notify-common.ts';
 import { type Round, startSystem } from './notify-deliver-system.ts';

@@ -69,6 +69,8 @@ export interface BuildOptions {
    * neighbour, e.g. `{notify: recorder}`); modules that need them receive these in `deps.modules`.
    */
   stubs?: Partial<Record<ServiceModule['name'], unknown>>;
+  /** Module definitions built instead of the registry's of the same name (tests: `createNotifyModule({senders})`). */
+  replace?: ServiceModule[];
 }
 
 /**
@@ -117,7 +119,9 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
   const db = adapters.database.db;
   await migrateModule(adapters.database, 'platform', platformMigrations);
   const stubs = options.stubs ?? {};
-  const modules = modulesFor(options.modules ?? config.services).filter((module) => !(module.name in stubs));
+  const modules = modulesFor(options.modules ?? config.services, options.replace).filter(
+    (module) => !(module.name in stubs),
+  );
   for (const module of modules) await migrateModule(adapters.database, module.name, module.migrations);
 
   const metrics = createMetrics(

@@ -36,17 +36,24 @@ export const SERVICE_LINKS: { name: ServiceName; title: string; href: string; de
 
 const REGISTRY: ServiceModule[] = [paymentsModule, pasteModule, parkingModule, notifyModule, bookingModule];
 
-/** Every module a set of services (or internal modules, e.g. 'payments' in its tests) needs, dependencies first. */
-export function modulesFor(services: readonly ServiceModule['name'][]): ServiceModule[] {
+/**
+ * Every module a set of services (or internal modules, e.g. 'payments' in its tests) needs,
+ * dependencies first; a module of `replacements` stands in for the registry's of its name.
+ */
+export function modulesFor(
+  services: readonly ServiceModule['name'][],
+  replacements: readonly ServiceModule[] = [],
+): ServiceModule[] {
+  const registry = REGISTRY.map((module) => replacements.find((r) => r.name === module.name) ?? module);
   const wanted = new Set<string>();
   const visit = (name: string) => {
-    const module = REGISTRY.find((candidate) => candidate.name === name);
+    const module = registry.find((candidate) => candidate.name === name);
     if (!module || wanted.has(name)) return;
     for (const need of module.needs ?? []) visit(need);
     wanted.add(name);
   };
   for (const service of services) visit(service);
-  return REGISTRY.filter((module) => wanted.has(module.name)).sort(
-    (a, b) => [...wanted].indexOf(a.name) - [...wanted].indexOf(b.name),
-  );
+  return registry
+    .filter((module) => wanted.has(module.name))
+    .sort((a, b) => [...wanted].indexOf(a.name) - [...wanted].indexOf(b.name));
 }

@@ -4,6 +4,7 @@
  */
 export const CHANNELS = ['push', 'sms', 'email'] as const;
 export type Channel = (typeof CHANNELS)[number];
+export const isChannel = (name: string): name is Channel => (CHANNELS as readonly string[]).includes(name);
 
 export type Priority = 'critical' | 'high' | 'normal' | 'low';
 

@@ -19,4 +19,13 @@ export const err = defineErrors({
   invalid_cursor: { status: 400, title: 'The cursor is not one this API gave out' },
   invalid_batch: { status: 422, title: 'The batch is not valid' },
   invalid_preferences: { status: 422, title: 'The preferences are not valid' },
+  template_not_found: { status: 404, title: 'No such template' },
+  template_exists: { status: 409, title: 'A template with this id already exists' },
+  template_invalid: { status: 422, title: 'The template does not parse' },
+  template_partial_refused: {
+    status: 422,
+    title: 'include, render and layout may only name another stored template',
+  },
+  template_id_mismatch: { status: 422, title: 'The channel does not match the template id' },
+  template_render_failed: { status: 422, title: 'The template could not be rendered with this data' },
 });

@@ -1,173 +1,167 @@
 import { Counter } from 'prom-client';
 import { createOutboundGuard } from '../platform/http/outbound.ts';
-import type { ServiceModule } from '../platform/module.ts';
-import type { Consumer } from '../platform/queue/index.ts';
-import { createAccept } from './accept.ts';
+import type { ModuleInstance, PlatformDeps, ServiceModule } from '../platform/module.ts';
+import type { Consumer, Queue } from '../platform/queue/index.ts';
 import { CHANNELS, type Channel, type NotifyApi } from './api.ts';
-import { createContactsCache, invalidating } from './contacts-cache.ts';
-import { createDeliveryHandler } from './delivery.ts';
-import { createChannelLimits } from './limits.ts';
-import { coreMigrations } from './migrations.ts';
-import { createOutbox, type DeliveryMessage, topicFor } from './outbox.ts';
-import { notifyPages } from './pages/index.ts';
+import { createDeliveryHandler } from './delivery/handler.ts';
+import { notifyMigrations } from './migrations/index.ts';
+import { createAccept } from './notifications/accept.ts';
+import { createChannelLimits } from './notifications/limits.ts';
+import { createOutbox, type DeliveryMessage, topicFor } from './notifications/outbox.ts';
+import { createNotifyRepository } from './notifications/repository.ts';
+import { notificationsRoutes } from './notifications/routes.ts';
+import { createNotifyService } from './notifications/service.ts';
+import { notifyPages } from './pages/routes.ts';
 import type { ChannelSender, TemplateRenderer } from './ports.ts';
-import { checkContact, createPreferencesService } from './preferences.ts';
-import {
-  createChannelSenders,
-  inboxPurgeJob,
-  providerMigrations,
-  providerRoutes,
-} from './providers/index.ts';
-import { createNotifyRepository } from './repository.ts';
-import { notifyRoutes } from './routes.ts';
-import { createNotifyService } from './service.ts';
-import { loadNotifySettings } from './settings.ts';
-import { createTemplateRenderer, templateMigrations, templateRoutes } from './templates/index.ts';
+import { createContactsCache, invalidating } from './preferences/contacts-cache.ts';
+import { createPreferencesRepository } from './preferences/repository.ts';
+import { preferencesRoutes } from './preferences/routes.ts';
+import { checkContact, createPreferencesService } from './preferences/service.ts';
+import { createChannelSenders, inboxPurgeJob, providerRoutes } from './providers/index.ts';
+import { loadNotifySettings, type NotifySettings } from './settings.ts';
+import { templateRoutes } from './templates/routes.ts';
+import { createTemplateRenderer } from './templates/service.ts';
 
-export const notifyMigrations = { ...coreMigrations, ...templateMigrations, ...providerMigrations };
-
-export interface NotifyDoubles {
+/** Test doubles a test passes to the factory (test/support/notify.ts); production uses none. */
+export interface NotifyModuleOptions {
   templates?: TemplateRenderer;
   senders?: Record<Channel, ChannelSender>;
 }
 
-/**
- * Test doubles by config namespace: a test registers a fake renderer or senders under the
- * NAMESPACE it gives its app, so it needs no hook in the platform and cannot leak into another app.
- */
-export const notifyTestDoubles = new Map<string, NotifyDoubles>();
-
 /** Notifications (README.md): accept → outbox → per-channel queues → workers → providers. */
-export const notifyModule: ServiceModule = {
-  name: 'notify',
-  migrations: notifyMigrations,
-  async create(deps) {
-    const settings = loadNotifySettings(deps.config.env);
-    const log = deps.log.child({ module: 'notify' });
-    const { clock, queue } = deps;
-    const doubles = notifyTestDoubles.get(deps.config.namespace) ?? {};
-    const db = deps.database.db;
-    const templateStore = createTemplateRenderer(db);
-    const templates = doubles.templates ?? templateStore;
-    const contacts = createContactsCache({ pubsub: deps.pubsub, log });
-    await contacts.ready;
-    const repo = invalidating(
-      createNotifyRepository(db, { prepare: deps.database.kind === 'postgres' }),
-      contacts,
-    );
-    // Push endpoints are client-given URLs: checked when subscribed and again at every send.
-    const outbound = createOutboundGuard({ allow: settings.outboundAllow });
-    // Receipts name the provider kind, not the instance that sent: match on the message id.
-    const onReceipt = async (providerMessageId: string, deliveredAt: Date) => {
-      await repo.markDelivered(null, providerMessageId, deliveredAt);
-    };
-    const senders =
-      doubles.senders ??
-      createChannelSenders({
-        ...deps,
-        onReceipt,
-        onSubscriptionGone: (userId, endpoint) => repo.deleteSubscription(userId, endpoint).then(() => {}),
-        outbound,
-      });
-    const limits = createChannelLimits({ limiter: deps.limiter, clock, settings });
-    const outbox = createOutbox({ repo, queue, clock, log, republishAfterMs: settings.republishAfterMs });
-    const accept = createAccept({ repo, templates, limits, outbox, clock, contacts });
-    const service = createNotifyService({
-      repo,
-      accept,
-      limits,
-      templates,
-      queue,
-      clock,
-      outbound,
-      maxPushSubscriptions: settings.maxPushSubscriptions,
-    });
-    const preferences = createPreferencesService({ repo, clock });
-    const counter = new Counter({
-      name: 'notify_deliveries_total',
-      help: 'Notification delivery status changes by channel and status',
-      labelNames: ['channel', 'status'] as const,
-      registers: [deps.metrics.registry],
-    });
-    const handle = createDeliveryHandler({
-      repo,
-      templates,
-      senders,
-      clock,
-      log,
-      maxAttempts: settings.retryDelaysMs.length + 1,
-      counter,
-      batchLingerMs: settings.workerLingerMs,
-    });
-    for (const lane of ['realtime', 'batch'] as const) {
-      for (const channel of CHANNELS) deps.metrics.watchQueueDepth(topicFor(lane, channel));
-    }
+export function createNotifyModule(doubles: NotifyModuleOptions = {}): ServiceModule {
+  return { name: 'notify', migrations: notifyMigrations, create: (deps) => createNotify(deps, doubles) };
+}
 
-    const api: NotifyApi = {
-      send: (request, options) => service.send(request, options),
-      async setContact(userId, contact) {
-        checkContact(userId, contact);
-        await repo.setContact(userId, contact, clock.now());
+export const notifyModule = createNotifyModule();
+
+async function createNotify(deps: PlatformDeps, doubles: NotifyModuleOptions): Promise<ModuleInstance> {
+  const settings = loadNotifySettings(deps.config.env);
+  const log = deps.log.child({ module: 'notify' });
+  const { clock, queue } = deps;
+  const db = deps.database.db;
+  const templateStore = createTemplateRenderer(db);
+  const templates = doubles.templates ?? templateStore;
+  const contacts = createContactsCache({ pubsub: deps.pubsub, log });
+  await contacts.ready;
+  const repo = createNotifyRepository(db, { prepare: deps.database.kind === 'postgres' });
+  const preferencesRepo = invalidating(createPreferencesRepository(db), contacts);
+  // Push endpoints are client-given URLs: checked when subscribed and again at every send.
+  const outbound = createOutboundGuard({ allow: settings.outboundAllow });
+  // Receipts name the provider kind, not the instance that sent: match on the message id.
+  const onReceipt = async (providerMessageId: string, deliveredAt: Date) => {
+    await repo.markDelivered(null, providerMessageId, deliveredAt);
+  };
+  const senders =
+    doubles.senders ??
+    createChannelSenders({
+      ...deps,
+      onReceipt,
+      onSubscriptionGone: (userId, endpoint) =>
+        preferencesRepo.deleteSubscription(userId, endpoint).then(() => {}),
+      outbound,
+    });
+  const limits = createChannelLimits({ limiter: deps.limiter, clock, settings });
+  const outbox = createOutbox({ repo, queue, clock, log, republishAfterMs: settings.republishAfterMs });
+  const accept = createAccept({ repo, templates, limits, outbox, clock, contacts });
+  const service = createNotifyService({ repo, accept, templates, queue, clock });
+  const preferences = createPreferencesService({
+    repo: preferencesRepo,
+    clock,
+    outbound,
+    maxPushSubscriptions: settings.maxPushSubscriptions,
+  });
+  const handle = createDeliveryHandler({
+    repo,
+    templates,
+    senders,
+    clock,
+    log,
+    maxAttempts: settings.retryDelaysMs.length + 1,
+    counter: deliveriesCounter(deps),
+    batchLingerMs: settings.workerLingerMs,
+  });
+  for (const lane of ['realtime', 'batch'] as const) {
+    for (const channel of CHANNELS) deps.metrics.watchQueueDepth(topicFor(lane, channel));
+  }
+
+  const api: NotifyApi = {
+    send: (request, options) => service.send(request, options),
+    async setContact(userId, contact) {
+      checkContact(userId, contact);
+      await preferencesRepo.setContact(userId, contact, clock.now());
+    },
+  };
+  return {
+    api,
+    async routes(app) {
+      const { env, secret } = deps.config;
+      await app.register(notificationsRoutes, { service });
+      await app.register(preferencesRoutes, { preferences, limits });
+      await app.register(templateRoutes, { db, renderer: templateStore, clock });
+      await app.register(providerRoutes, { env, secret, db, clock, onReceipt });
+      await app.register(notifyPages, {
+        db,
+        getNotification: (id) => service.status(id),
+        listDeadLetters: () => service.deadLetters(100),
+        redrive: (id) => service.redrive(id),
+        getPreferences: (userId) => preferences.get(userId),
+        // The form has no "no time zone": an empty one keeps the current zone.
+        updatePreferences: (userId, { timezone, ...patch }) =>
+          preferences.update(userId, timezone ? { ...patch, timezone } : patch),
+      });
+    },
+    startWorkers: () => startConsumers(queue, settings, handle),
+    jobs: [
+      {
+        // Scheduled sends that are due, and publishes that never reached the queue (notifications/outbox.ts).
+        name: 'notify.publish_due',
+        schedule: '*/10 * * * * *',
+        run: () => outbox.publishDue().then(() => {}),
       },
-    };
-    return {
-      api,
-      async routes(app) {
-        const { env, secret } = deps.config;
-        notifyRoutes(app, service, preferences);
-        templateRoutes(app, { db, renderer: templateStore, clock });
-        await providerRoutes(app, { env, secret, db, clock, onReceipt });
-        notifyPages(app, {
-          db,
-          getNotification: (id) => service.status(id),
-          listDeadLetters: () => service.deadLetters(100),
-          redrive: (id) => service.redrive(id),
-          getPreferences: (userId) => preferences.get(userId),
-          // The form has no "no time zone": an empty one keeps the current zone.
-          updatePreferences: (userId, { timezone, ...patch }) =>
-            preferences.update(userId, timezone ? { ...patch, timezone } : patch),
-        });
-      },
-      startWorkers() {
-        const consumers: Consumer[] = [];
-        for (const channel of CHANNELS) {
-          // Batch topics get their own, smaller consumers: a marketing blast never queues ahead of real-time.
-          for (const [lane, concurrency] of [
-            ['realtime', settings.realtimeConcurrency],
-            ['batch', settings.batchConcurrency],
-          ] as const) {
-            consumers.push(
-              queue.consume<DeliveryMessage>(
-                topicFor(lane, channel),
-                {
-                  group: lane === 'batch' ? `notify-batch-${channel}` : `notify-${channel}`,
-                  retryDelaysMs: settings.retryDelaysMs,
-                  concurrency,
-                },
-                handle,
-              ),
-            );
-          }
-        }
-        return consumers;
-      },
-      jobs: [
-        {
-          // Scheduled sends that are due, and publishes that never reached the queue (outbox.ts).
-          name: 'notify.publish_due',
-          schedule: '*/10 * * * * *',
-          run: () => outbox.publishDue().then(() => {}),
-        },
-        inboxPurgeJob(db),
-      ],
-      async health() {
-        const states = Object.values(senders).flatMap((sender) => sender.states());
-        const open = states.filter((s) => s.state !== 'closed');
-        return { notify_providers: { status: open.length ? 'degraded' : 'ok', breakers: states } };
-      },
-      async close() {
-        await Promise.all([...Object.values(senders).map((sender) => sender.close()), contacts.close()]);
-      },
-    };
-  },
-};
+      inboxPurgeJob(db),
+    ],
+    async health() {
+      const states = Object.values(senders).flatMap((sender) => sender.states());
+      const open = states.filter((s) => s.state !== 'closed');
+      return { notify_providers: { status: open.length ? 'degraded' : 'ok', breakers: states } };
+    },
+    async close() {
+      await Promise.all([...Object.values(senders).map((sender) => sender.close()), contacts.close()]);
+    },
+  };
+}
+
+function deliveriesCounter(deps: PlatformDeps) {
+  return new Counter({
+    name: 'notify_deliveries_total',
+    help: 'Notification delivery status changes by channel and status',
+    labelNames: ['channel', 'status'] as const,
+    registers: [deps.metrics.registry],
+  });
+}
+
+/** Batch topics get their own, smaller consumers: a marketing blast never queues ahead of real-time. */
+function startConsumers(
+  queue: Queue,
+  settings: NotifySettings,
+  handle: ReturnType<typeof createDeliveryHandler>,
+): Consumer[] {
+  const consumers: Consumer[] = [];
+  for (const channel of CHANNELS) {
+    for (const [lane, concurrency] of [
+      ['realtime', settings.realtimeConcurrency],
+      ['batch', settings.batchConcurrency],
+    ] as const) {
+      const group = lane === 'batch' ? `notify-batch-${channel}` : `notify-${channel}`;
+      consumers.push(
+        queue.consume<DeliveryMessage>(
+          topicFor(lane, channel),
+          { group, retryDelaysMs: settings.retryDelaysMs, concurrency },
+          handle,
+        ),
+      );
+    }
+  }
+  return consumers;
+}

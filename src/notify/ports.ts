@@ -1,4 +1,5 @@
 import type { Channel } from './api.ts';
+import type { InboxRow } from './tables.ts';
 
 /**
  * The seams inside the notification module: the delivery core (accept → queue → worker)
@@ -72,20 +73,7 @@ export class ProviderUnavailable extends Error {
 }
 
 /** A message as the dev inbox keeps it (table `notify_inbox`). */
-export interface StoredMessage {
-  id: string;
-  delivery_id: string;
-  notification_id: string;
-  channel: Channel;
-  type: string;
-  user_id: string;
-  address: string | null;
-  subject: string | null;
-  text: string;
-  html: string | null;
-  provider_message_id: string;
-  created_at: Date;
-}
+export type StoredMessage = InboxRow;
 
 export interface Provider {
   readonly name: string;

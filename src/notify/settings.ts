@@ -1,8 +1,9 @@
+import { createHmac } from 'node:crypto';
 import { ConfigError } from '../platform/config.ts';
+import { type Env, envReader } from '../platform/env.ts';
 import { parseAllowList } from '../platform/http/outbound.ts';
 import type { Channel } from './api.ts';
-
-type Env = Readonly<Record<string, string | undefined>>;
+import { generateVapidKeys } from './providers/webpush.ts';
 
 export interface ChannelLimit {
   points: number;
@@ -28,30 +29,21 @@ export interface NotifySettings {
 
 /** Settings from the environment: NOTIFY_LIMIT_PUSH_PER_HOUR, NOTIFY_LIMIT_SMS_PER_DAY, NOTIFY_LIMIT_EMAIL_PER_DAY, ... */
 export function loadNotifySettings(env: Env): NotifySettings {
+  const { int } = envReader(env);
   return {
     limits: {
-      push: { points: int(env, 'NOTIFY_LIMIT_PUSH_PER_HOUR', 50, 1, 1_000_000), windowSec: 3600 },
-      sms: { points: int(env, 'NOTIFY_LIMIT_SMS_PER_DAY', 5, 1, 1_000_000), windowSec: 86_400 },
-      email: { points: int(env, 'NOTIFY_LIMIT_EMAIL_PER_DAY', 10, 1, 1_000_000), windowSec: 86_400 },
+      push: { points: int('NOTIFY_LIMIT_PUSH_PER_HOUR', 50, 1, 1_000_000), windowSec: 3600 },
+      sms: { points: int('NOTIFY_LIMIT_SMS_PER_DAY', 5, 1, 1_000_000), windowSec: 86_400 },
+      email: { points: int('NOTIFY_LIMIT_EMAIL_PER_DAY', 10, 1, 1_000_000), windowSec: 86_400 },
     },
-    republishAfterMs: int(env, 'NOTIFY_REPUBLISH_AFTER_SECONDS', 30, 1, 3600) * 1000,
-    realtimeConcurrency: int(env, 'NOTIFY_WORKER_CONCURRENCY', 128, 1, 1000),
-    batchConcurrency: int(env, 'NOTIFY_BATCH_CONCURRENCY', 4, 1, 1000),
-    workerLingerMs: int(env, 'NOTIFY_WORKER_LINGER_MS', 10, 0, 1000),
+    republishAfterMs: int('NOTIFY_REPUBLISH_AFTER_SECONDS', 30, 1, 3600) * 1000,
+    realtimeConcurrency: int('NOTIFY_WORKER_CONCURRENCY', 128, 1, 1000),
+    batchConcurrency: int('NOTIFY_BATCH_CONCURRENCY', 4, 1, 1000),
+    workerLingerMs: int('NOTIFY_WORKER_LINGER_MS', 10, 0, 1000),
     retryDelaysMs: delays(env, 'NOTIFY_RETRY_DELAYS_MS', [60_000, 300_000, 1_800_000, 7_200_000]),
     outboundAllow: readOutboundAllow(env),
     maxPushSubscriptions: MAX_PUSH_SUBSCRIPTIONS,
   };
-}
-
-function int(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!/^\d+$/.test(raw.trim()) || value < min || value > max) {
-    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
-  }
-  return value;
 }
 
 /** A user's browsers and devices; more is a script filling the table or fanning out sends. */
@@ -81,3 +73,114 @@ function delays(env: Env, name: string, fallback: number[]): number[] {
   }
   return values;
 }
+
+/** Provider settings read once from the environment (config.env); a bad value stops the start. */
+export const PROVIDER_KINDS = {
+  email: ['inbox', 'smtp'],
+  push: ['inbox', 'webpush'],
+  sms: ['inbox', 'http'],
+} as const;
+export type ProviderKind = 'inbox' | 'smtp' | 'webpush' | 'http';
+
+export interface BreakerSettings {
+  /** A provider call slower than this fails (transient) and counts against the breaker. */
+  timeoutMs: number;
+  /** Opens at this failure percentage within the rolling window… */
+  errorThresholdPercentage: number;
+  /** …once at least this many calls were made in it. */
+  volumeThreshold: number;
+  rollingWindowMs: number;
+  /** Time open before one half-open probe is let through. */
+  resetTimeoutMs: number;
+}
+
+export interface ProviderSettings {
+  primary: Record<Channel, ProviderKind>;
+  fallback: Partial<Record<Channel, ProviderKind>>;
+  breaker: BreakerSettings;
+  smtp?: { url: string; from: string };
+  webPush?: { publicKey: string; privateKey: string; subject: string; ephemeral: boolean };
+  sms?: { url: string; accountSid: string; authToken: string; from: string };
+  /** Key of the receipts webhook signatures. */
+  receiptSecret: string;
+  /** The dev inbox reports "delivered" this long after storing a message (0 = never). */
+  inboxReceiptDelayMs: number;
+}
+
+export function readProviderSettings(env: Env, appSecret?: string): ProviderSettings {
+  const { int, optional } = envReader(env);
+  const production = optional('NODE_ENV') === 'production';
+  const kind = (channel: Channel, name: string, fallback?: ProviderKind) => {
+    const raw = optional(name) ?? fallback;
+    if (raw === undefined) return undefined;
+    const allowed: readonly string[] = PROVIDER_KINDS[channel];
+    if (!allowed.includes(raw))
+      throw new ConfigError(`${name} must be one of ${allowed.join('|')}, got "${raw}"`);
+    return raw as ProviderKind;
+  };
+  const primary = {
+    email: kind('email', 'NOTIFY_EMAIL_PROVIDER', 'inbox')!,
+    push: kind('push', 'NOTIFY_PUSH_PROVIDER', 'inbox')!,
+    sms: kind('sms', 'NOTIFY_SMS_PROVIDER', 'inbox')!,
+  };
+  const fallback: ProviderSettings['fallback'] = {};
+  for (const channel of ['email', 'push', 'sms'] as const) {
+    const value = kind(channel, `NOTIFY_${channel.toUpperCase()}_FALLBACK`);
+    if (value && value === primary[channel]) {
+      throw new ConfigError(`NOTIFY_${channel.toUpperCase()}_FALLBACK must differ from the primary provider`);
+    }
+    if (value) fallback[channel] = value;
+  }
+  const uses = (k: ProviderKind) => Object.values(primary).includes(k) || Object.values(fallback).includes(k);
+  const required = (name: string) => {
+    const value = optional(name);
+    if (!value) throw new ConfigError(`${name} is required by the configured notification provider`);
+    return value;
+  };
+  const secret = appSecret ?? optional('APP_SECRET') ?? 'dev-secret-change-me-in-production';
+  return {
+    primary,
+    fallback,
+    breaker: {
+      timeoutMs: int('NOTIFY_BREAKER_TIMEOUT_MS', 10_000, 10, 120_000),
+      errorThresholdPercentage: int('NOTIFY_BREAKER_ERROR_PERCENT', 50, 1, 100),
+      volumeThreshold: int('NOTIFY_BREAKER_VOLUME', 10, 1, 10_000),
+      rollingWindowMs: int('NOTIFY_BREAKER_WINDOW_MS', 10_000, 100, 600_000),
+      resetTimeoutMs: int('NOTIFY_BREAKER_RESET_MS', 30_000, 10, 3_600_000),
+    },
+    smtp: uses('smtp')
+      ? { url: required('NOTIFY_SMTP_URL'), from: required('NOTIFY_EMAIL_FROM') }
+      : undefined,
+    webPush: uses('webpush') ? vapid(optional, production) : undefined,
+    sms: uses('http')
+      ? {
+          url: required('NOTIFY_SMS_URL').replace(/\/$/, ''),
+          accountSid: required('NOTIFY_SMS_ACCOUNT_SID'),
+          authToken: required('NOTIFY_SMS_AUTH_TOKEN'),
+          from: required('NOTIFY_SMS_FROM'),
+        }
+      : undefined,
+    receiptSecret:
+      optional('NOTIFY_RECEIPT_SECRET') ||
+      createHmac('sha256', secret).update('notify.receipts').digest('base64url'),
+    inboxReceiptDelayMs: int('NOTIFY_INBOX_RECEIPT_DELAY_MS', 1000, 0, 3_600_000),
+  };
+}
+
+function vapid(
+  optional: (name: string) => string | undefined,
+  production: boolean,
+): ProviderSettings['webPush'] {
+  const publicKey = optional('NOTIFY_VAPID_PUBLIC_KEY');
+  const privateKey = optional('NOTIFY_VAPID_PRIVATE_KEY');
+  const subject = optional('NOTIFY_VAPID_SUBJECT') ?? 'mailto:notifications@example.invalid';
+  if (publicKey && privateKey) return { publicKey, privateKey, subject, ephemeral: false };
+  // Subscriptions are bound to the public key: an ephemeral pair breaks them at every restart.
+  if (production)
+    throw new ConfigError('NOTIFY_VAPID_PUBLIC_KEY and NOTIFY_VAPID_PRIVATE_KEY are required in production');
+  // One pair per process, so the senders and the key route (what browsers subscribe with) agree.
+  processVapid ??= generateVapidKeys();
+  return { ...processVapid, subject, ephemeral: true };
+}
+
+let processVapid: { publicKey: string; privateKey: string } | undefined;

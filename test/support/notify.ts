@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { CHANNELS, type Channel } from '../../src/notify/api.ts';
-import { notifyTestDoubles } from '../../src/notify/module.ts';
+import { createNotifyModule } from '../../src/notify/module.ts';
 import {
   type ChannelSender,
   type OutboundMessage,
@@ -104,9 +104,9 @@ export async function notifyTestApp(
 ): Promise<NotifyTestApp> {
   const namespace = uniqueName('n');
   const provider = recordingSenders();
-  notifyTestDoubles.set(namespace, { templates: fakeTemplates(), senders: provider.senders });
   const t = await createTestApp({
     services: ['notify'],
+    replace: [createNotifyModule({ templates: fakeTemplates(), senders: provider.senders })],
     clock: options.clock,
     workers: options.workers,
     env: { NAMESPACE: namespace, ...options.env },

@@ -1,5 +1,5 @@
+import type { Db } from '../../platform/db/index.ts';
 import type { Channel } from '../api.ts';
-import type { AnyDb } from '../templates/repository.ts';
 
 /**
  * What the pages need from the delivery core, as plain functions (module.ts wires them to the
@@ -74,7 +74,7 @@ export type PreferencesPatch = Partial<PreferencesView>;
 
 export interface NotifyPagesDeps {
   /** The dev inbox table (notify_inbox) lives in this database. */
-  db: AnyDb;
+  db: Db;
   /** undefined, or a thrown 404 AppError, for an unknown id. */
   getNotification(id: string): Promise<NotificationView | undefined>;
   listDeadLetters(): Promise<DeadLetterView[]>;

@@ -9,7 +9,7 @@ import {
   ProviderUnavailable,
   type SendResult,
 } from '../ports.ts';
-import type { BreakerSettings } from './settings.ts';
+import type { BreakerSettings } from '../settings.ts';
 
 type State = 'closed' | 'open' | 'half_open';
 const STATE_VALUE: Record<State, number> = { closed: 0, half_open: 1, open: 2 };

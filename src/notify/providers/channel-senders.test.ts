@@ -5,8 +5,8 @@ import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { eventually, realTimeClock } from '../../../test/support/notify.ts';
 import { createTestApp, type TestApp } from '../../../test/support/platform.ts';
+import type { Db } from '../../platform/db/index.ts';
 import { type OutboundMessage, ProviderUnavailable } from '../ports.ts';
-import type { AnyDb } from '../templates/repository.ts';
 import { createChannelSenders, inboxRepository, readProviderSettings, receiptRequest } from './index.ts';
 
 /**
@@ -16,7 +16,7 @@ import { createChannelSenders, inboxRepository, readProviderSettings, receiptReq
  * this configuration; the breaker tests build senders of their own from it.
  */
 let t: TestApp;
-let db: AnyDb;
+let db: Db;
 let fake: Server;
 let appUrl: string;
 let secret: string;

@@ -3,10 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { eventually, type NotifyTestApp, notifyTestApp } from '../../../test/support/notify.ts';
+import type { Db } from '../../platform/db/index.ts';
 import type { PlatformDeps } from '../../platform/module.ts';
 import type { Metrics } from '../../platform/observability/metrics.ts';
 import type { OutboundMessage } from '../ports.ts';
-import type { AnyDb } from '../templates/repository.ts';
 import {
   channelHealth,
   createChannelSenders,
@@ -23,7 +23,7 @@ import {
  * to a delivery that was `sent`, not stored by the inbox.
  */
 let t: NotifyTestApp;
-let db: AnyDb;
+let db: Db;
 let metrics: Metrics;
 let secret: string;
 const receipts: [string, string][] = [];

@@ -1,28 +1,24 @@
-import { type Kysely, sql } from 'kysely';
+import { sql } from 'kysely';
 import type { Clock } from '../../platform/clock.ts';
 import { createGroup } from '../../platform/db/group.ts';
+import type { Db } from '../../platform/db/index.ts';
 import { createStatements } from '../../platform/db/prepared.ts';
 import { uuidv7 } from '../../platform/ids.ts';
 import type { JobDefinition } from '../../platform/jobs/index.ts';
 import type { Channel } from '../api.ts';
-import type { OutboundMessage, Provider, SendResult, StoredMessage } from '../ports.ts';
-import type { AnyDb } from '../templates/repository.ts';
+import type { OutboundMessage, Provider, SendResult } from '../ports.ts';
+import type { InboxRow, NotifyDb } from '../tables.ts';
 
-export type InboxRow = StoredMessage;
-
-interface Tables {
-  notify_inbox: InboxRow;
-}
-
-export function inboxRepository(anyDb: AnyDb, options: { prepare?: boolean } = {}) {
-  const db = anyDb as Kysely<Tables>;
-  const run = createStatements(anyDb, options.prepare ?? false).query;
+export function inboxRepository(database: Db, options: { prepare?: boolean } = {}) {
+  const db: NotifyDb = database.withTables();
+  const run = createStatements(database, options.prepare ?? false).query;
   // The rows as one JSON document (JSON.stringify is native), so the statement text never varies and
   // is prepared once per connection (platform/db/prepared.ts); as a text[] per column pg escaped
   // every element in JavaScript, the messages' text and HTML included. It answers the delivery ids
   // it stored, not `returning *`: the rows are the caller's own, and the text and HTML of every
   // message travelled back to the worker for nothing.
   const insertNew = async (rows: InboxRow[]): Promise<Set<string>> => {
+    // Raw SQL: a batch insert from json_to_recordset, on conflict skipped, prepared.
     const inserted = await run(
       'notify_inbox_store_json',
       sql<
@@ -88,7 +84,7 @@ export type InboxRepository = ReturnType<typeof inboxRepository>;
 export const INBOX_RETENTION_MS = 7 * 24 * 3600_000;
 
 /** A periodic job for the module's `jobs`: hourly, drops inbox messages past the retention. */
-export function inboxPurgeJob(db: AnyDb, retentionMs = INBOX_RETENTION_MS): JobDefinition {
+export function inboxPurgeJob(db: Db, retentionMs = INBOX_RETENTION_MS): JobDefinition {
   const repository = inboxRepository(db);
   return {
     name: 'notify.purge_inbox',
@@ -133,7 +129,7 @@ function inboxRow(channel: Channel, message: OutboundMessage, at: Date): InboxRo
  */
 export function createInboxProvider(
   channel: Channel,
-  deps: { db: AnyDb; clock: Clock; onStored?: (result: SendResult) => void; prepare?: boolean },
+  deps: { db: Db; clock: Clock; onStored?: (result: SendResult) => void; prepare?: boolean },
 ): Provider {
   const repository = inboxRepository(deps.db, { prepare: deps.prepare });
   return {

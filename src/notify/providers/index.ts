@@ -1,34 +1,37 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../platform/clock.ts';
+import type { Db } from '../../platform/db/index.ts';
 import { createOutboundGuard, type OutboundGuard } from '../../platform/http/outbound.ts';
 import type { HealthCheck, PlatformDeps } from '../../platform/module.ts';
 import type { Metrics } from '../../platform/observability/metrics.ts';
 import { CHANNELS, type Channel } from '../api.ts';
 import type { ChannelSender, Provider, SendResult } from '../ports.ts';
-import { readOutboundAllow } from '../settings.ts';
-import type { AnyDb } from '../templates/repository.ts';
+import {
+  type ProviderKind,
+  type ProviderSettings,
+  readOutboundAllow,
+  readProviderSettings,
+} from '../settings.ts';
 import { createChannelSender } from './breaker.ts';
 import { createInboxProvider } from './inbox.ts';
-import { type ProviderKind, type ProviderSettings, readProviderSettings } from './settings.ts';
 import { createSmsHttpProvider } from './sms-http.ts';
 import { createSmtpProvider } from './smtp.ts';
 import { createWebPushProvider, type SubscriptionGone } from './webpush.ts';
 
-export { INBOX_RETENTION_MS, type InboxRow, inboxPurgeJob, inboxRepository } from './inbox.ts';
-export { providerMigrations } from './migrations.ts';
+export { readProviderSettings } from '../settings.ts';
+export { INBOX_RETENTION_MS, inboxPurgeJob, inboxRepository } from './inbox.ts';
 export { receiptRequest, signReceipt } from './receipts.ts';
 export { type ProviderRouteDeps, providerRoutes } from './routes.ts';
-export { readProviderSettings } from './settings.ts';
 
 /** A delivery receipt: the core sets delivered_at of the delivery that got this provider id. */
 export type OnReceipt = (providerMessageId: string, deliveredAt: Date) => void | Promise<void>;
 
 export interface ChannelSendersOptions {
-  /** `config.env`: NOTIFY_* provider variables (README.edge.md lists them). */
+  /** `config.env`: NOTIFY_* provider variables (README.md lists them). */
   env: Readonly<Record<string, string | undefined>>;
   /** `config.secret`: the receipts key derives from it unless NOTIFY_RECEIPT_SECRET is set. */
   secret?: string;
-  db: AnyDb;
+  db: Db;
   /** Hot statements as named prepared statements (PostgreSQL, not PGlite): platform/db/prepared.ts. */
   prepare?: boolean;
   clock: Clock;

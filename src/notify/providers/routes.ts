@@ -1,24 +1,24 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Clock } from '../../platform/clock.ts';
+import type { Db } from '../../platform/db/index.ts';
 import { platformError } from '../../platform/errors.ts';
-import { CHANNELS, type Channel } from '../api.ts';
-import type { AnyDb } from '../templates/repository.ts';
-import { type InboxRow, inboxRepository } from './inbox.ts';
+import { type ProviderSettings, readProviderSettings } from '../settings.ts';
+import type { InboxRow } from '../tables.ts';
+import { inboxRepository } from './inbox.ts';
 import { receiptError, verifyReceipt } from './receipts.ts';
-import { readProviderSettings } from './settings.ts';
 
 export interface ProviderRouteDeps {
   env: Readonly<Record<string, string | undefined>>;
   secret?: string;
-  db: AnyDb;
+  db: Db;
   clock: Clock;
   onReceipt(providerMessageId: string, deliveredAt: Date): void | Promise<void>;
 }
 
 const tags = ['notifications'];
 const PROVIDERS = ['inbox', 'smtp', 'webpush', 'http'];
-const ChannelSchema = Type.Union(CHANNELS.map((channel) => Type.Literal(channel)));
+const ChannelSchema = Type.Union([Type.Literal('push'), Type.Literal('sms'), Type.Literal('email')]);
 const InboxMessage = Type.Object({
   id: Type.String(),
   delivery_id: Type.String(),
@@ -42,52 +42,13 @@ const InboxQuery = Type.Object({
 export const inboxJson = (row: InboxRow) => ({ ...row, created_at: row.created_at.toISOString() });
 
 /** The receipts webhook and the dev inbox's JSON API. */
-export async function providerRoutes(app: FastifyInstance, deps: ProviderRouteDeps): Promise<void> {
+export const providerRoutes: FastifyPluginAsyncTypebox<ProviderRouteDeps> = async (app, deps) => {
   const settings = readProviderSettings(deps.env, deps.secret);
   const inbox = inboxRepository(deps.db);
   // The dev inbox shows every user's messages.
   const adminOnly = { config: { access: { admin: true } } } as const;
 
-  // The signature covers the exact bytes sent: this scope keeps the raw body and parses after verifying.
-  await app.register(async (scope) => {
-    scope.removeContentTypeParser('application/json');
-    scope.addContentTypeParser(
-      'application/json',
-      { parseAs: 'string', bodyLimit: 64 * 1024 },
-      (_r, body, done) => done(null, body),
-    );
-    scope.post<{ Params: { provider: string } }>(
-      '/api/notifications/receipts/:provider',
-      {
-        // The provider's signature over the exact body is the credential, checked in the handler
-        // (it needs the raw bytes, which an onRequest hook never sees).
-        config: { access: { public: true } },
-        schema: {
-          tags,
-          summary: 'Delivery receipt from a provider (signed webhook)',
-          description:
-            'No API key: the signature is the credential, so providers call it without one. ' +
-            'Body `{id, type: "message.delivered", data: {provider_message_id, delivered_at?}}`, signed like Standard ' +
-            'Webhooks: webhook-id, webhook-timestamp (Unix seconds, within 5 minutes), webhook-signature ' +
-            '"v1,<base64 HMAC-SHA256 of id.timestamp.body>" keyed with NOTIFY_RECEIPT_SECRET. Bad signature → 401.',
-          params: Type.Object({ provider: Type.String({ maxLength: 20 }) }),
-          response: { 200: Type.Object({ received: Type.Boolean(), applied: Type.Boolean() }) },
-        },
-      },
-      async (request) => {
-        if (!PROVIDERS.includes(request.params.provider)) throw receiptError('unknown_provider');
-        if (typeof request.body !== 'string') {
-          throw platformError('unsupported_media_type', 'Receipts are application/json');
-        }
-        const now = deps.clock.now();
-        const receipt = verifyReceipt(settings.receiptSecret, request.body, request.headers, now);
-        if (receipt.type !== 'message.delivered') return { received: true, applied: false };
-        const at = receipt.data.delivered_at ? new Date(receipt.data.delivered_at) : now;
-        await deps.onReceipt(receipt.data.provider_message_id, at);
-        return { received: true, applied: true };
-      },
-    );
-  });
+  await app.register(receiptRoute, { settings, onReceipt: deps.onReceipt, clock: deps.clock });
 
   app.get(
     '/api/notifications/push/vapid-public-key',
@@ -122,13 +83,13 @@ export async function providerRoutes(app: FastifyInstance, deps: ProviderRouteDe
       },
     },
     async (request) => {
-      const query = request.query as { user?: string; channel?: Channel; limit?: number };
+      const query = request.query;
       const rows = await inbox.list({ userId: query.user, channel: query.channel, limit: query.limit });
       return { messages: rows.map(inboxJson) };
     },
   );
 
-  app.get<{ Params: { id: string } }>(
+  app.get(
     '/api/notifications/inbox/:id',
     {
       ...adminOnly,
@@ -145,4 +106,49 @@ export async function providerRoutes(app: FastifyInstance, deps: ProviderRouteDe
       return inboxJson(row);
     },
   );
-}
+};
+
+/** The receipts webhook: the signature covers the exact bytes sent, so this scope keeps the raw body. */
+const receiptRoute: FastifyPluginAsyncTypebox<{
+  settings: ProviderSettings;
+  clock: Clock;
+  onReceipt: ProviderRouteDeps['onReceipt'];
+}> = async (scope, { settings, clock, onReceipt }) => {
+  scope.removeContentTypeParser('application/json');
+  scope.addContentTypeParser(
+    'application/json',
+    { parseAs: 'string', bodyLimit: 64 * 1024 },
+    (_r, body, done) => done(null, body),
+  );
+  scope.post(
+    '/api/notifications/receipts/:provider',
+    {
+      // The provider's signature over the exact body is the credential, checked in the handler
+      // (it needs the raw bytes, which an onRequest hook never sees).
+      config: { access: { public: true } },
+      schema: {
+        tags,
+        summary: 'Delivery receipt from a provider (signed webhook)',
+        description:
+          'No API key: the signature is the credential, so providers call it without one. ' +
+          'Body `{id, type: "message.delivered", data: {provider_message_id, delivered_at?}}`, signed like Standard ' +
+          'Webhooks: webhook-id, webhook-timestamp (Unix seconds, within 5 minutes), webhook-signature ' +
+          '"v1,<base64 HMAC-SHA256 of id.timestamp.body>" keyed with NOTIFY_RECEIPT_SECRET. Bad signature → 401.',
+        params: Type.Object({ provider: Type.String({ maxLength: 20 }) }),
+        response: { 200: Type.Object({ received: Type.Boolean(), applied: Type.Boolean() }) },
+      },
+    },
+    async (request) => {
+      if (!PROVIDERS.includes(request.params.provider)) throw receiptError('unknown_provider');
+      if (typeof request.body !== 'string') {
+        throw platformError('unsupported_media_type', 'Receipts are application/json');
+      }
+      const now = clock.now();
+      const receipt = verifyReceipt(settings.receiptSecret, request.body, request.headers, now);
+      if (receipt.type !== 'message.delivered') return { received: true, applied: false };
+      const at = receipt.data.delivered_at ? new Date(receipt.data.delivered_at) : now;
+      await onReceipt(receipt.data.provider_message_id, at);
+      return { received: true, applied: true };
+    },
+  );
+};

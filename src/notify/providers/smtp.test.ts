@@ -3,7 +3,7 @@ import { after, before, test } from 'node:test';
 import { SMTPServer } from 'smtp-server';
 import { createTestApp, type TestApp } from '../../../test/support/platform.ts';
 import type { OutboundMessage } from '../ports.ts';
-import { createTemplateRenderer } from '../templates/index.ts';
+import { createTemplateRenderer } from '../templates/service.ts';
 import { createSmtpProvider } from './smtp.ts';
 
 /** A real SMTP server on a local port; mailboxes decide the answer (550 bounce, 451 busy). */

@@ -3,9 +3,9 @@ import { createDecipheriv, createECDH, createPublicKey, hkdfSync, randomBytes, v
 import type { IncomingHttpHeaders } from 'node:http';
 import { Agent, createServer, type Server } from 'node:https';
 import { after, before, test } from 'node:test';
+import { selfSignedCertificate } from '../../../test/support/notify-push.ts';
 import { createOutboundGuard } from '../../platform/http/outbound.ts';
 import type { OutboundMessage, PushSubscription } from '../ports.ts';
-import { selfSignedCertificate } from './push-testing.ts';
 import { createWebPushProvider, generateVapidKeys } from './webpush.ts';
 
 /** A local push service: records each request; the path decides the answer. */

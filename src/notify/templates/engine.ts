@@ -108,7 +108,7 @@ function createEngine(html: boolean, fs: FS): Liquid {
 /**
  * Whether a template can render with liquid's `renderSync`: only the `qr` filter is async, and a
  * source without the two letters cannot call it. Rendering synchronously skips liquid's promise
- * machinery for every tag and output (~25 µs of a worker's ~0.4 ms of CPU per e-mail).
+ * machinery for every tag and output.
  */
 export function rendersSync(sources: (string | null | undefined)[]): boolean {
   return sources.every((source) => !source?.includes('qr'));

@@ -1,27 +1,10 @@
-import type { Kysely } from 'kysely';
+import type { Db } from '../../platform/db/index.ts';
 import type { Channel } from '../api.ts';
+import type { NotifyDb, TemplateRow } from '../tables.ts';
 
-export interface TemplateRow {
-  id: string;
-  type: string;
-  channel: Channel;
-  locale: string | null;
-  subject: string;
-  body: string;
-  html_body: string | null;
-  updated_at: Date;
-}
-
-interface Tables {
-  notify_templates: TemplateRow;
-}
-
-/** The module's database handle as the core passes it; each repository narrows it to its own tables. */
-// biome-ignore lint/suspicious/noExplicitAny: any table set, narrowed below.
-export type AnyDb = Kysely<any>;
-
-export function templateRepository(anyDb: AnyDb) {
-  const db = anyDb as Kysely<Tables>;
+/** SQL only: the stored templates (`notify_templates`). */
+export function templateRepository(database: Db) {
+  const db: NotifyDb = database.withTables();
   return {
     list: (filter: { type?: string; channel?: string } = {}) => {
       let query = db.selectFrom('notify_templates').selectAll().orderBy('id');

@@ -1,12 +1,13 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Static } from 'typebox';
 import type { Clock } from '../../platform/clock.ts';
+import type { Db } from '../../platform/db/index.ts';
 import { platformError } from '../../platform/errors.ts';
+import { err } from '../errors.ts';
+import type { TemplateRow } from '../tables.ts';
 import { partialReferences } from './engine.ts';
-import { templateError } from './errors.ts';
 import { parseTemplateId } from './ids.ts';
-import { missingVariables, parseTemplate, type TemplateStore } from './renderer.ts';
-import { type AnyDb, type TemplateRow, templateRepository } from './repository.ts';
+import { templateRepository } from './repository.ts';
 import {
   PreviewBody,
   Rendered,
@@ -17,15 +18,15 @@ import {
   TemplateQuery,
   TemplateUpdate,
 } from './schemas.ts';
+import { missingVariables, parseTemplate, type TemplateStore } from './service.ts';
 
 export interface TemplateRouteDeps {
-  db: AnyDb;
+  db: Db;
   renderer: TemplateStore;
   clock: Clock;
 }
 
 const tags = ['notifications'];
-type Params = Static<typeof TemplateParams>;
 type Parts = Static<typeof TemplateUpdate>;
 
 /** Templates decide what every user receives: only admins write them; services may read them. */
@@ -33,7 +34,7 @@ const write = { config: { access: { admin: true } } } as const;
 const read = { config: { access: { service: 'notify:templates', admin: true } } } as const;
 
 /** CRUD of /api/templates: a template must parse (422 with liquid's message) before it is stored. */
-export function templateRoutes(app: FastifyInstance, deps: TemplateRouteDeps): void {
+export const templateRoutes: FastifyPluginAsyncTypebox<TemplateRouteDeps> = async (app, deps) => {
   const repository = templateRepository(deps.db);
 
   app.get(
@@ -48,12 +49,12 @@ export function templateRoutes(app: FastifyInstance, deps: TemplateRouteDeps): v
       },
     },
     async (request) => {
-      const rows = await repository.list(request.query as Static<typeof TemplateQuery>);
+      const rows = await repository.list(request.query);
       return { templates: rows.map(toJson) };
     },
   );
 
-  app.get<{ Params: Params }>(
+  app.get(
     '/api/templates/:id',
     { ...read, schema: { tags, summary: 'A template', params: TemplateParams, response: { 200: Template } } },
     async (request) => toJson(await load(request.params.id)),
@@ -73,17 +74,17 @@ export function templateRoutes(app: FastifyInstance, deps: TemplateRouteDeps): v
       },
     },
     async (request, reply) => {
-      const body = request.body as Static<typeof TemplateBody>;
+      const body = request.body;
       const row = validated(body.id, body);
       await checkPartials(row);
       const { row: saved } = await repository.upsert(row, deps.clock.now(), true);
-      if (!saved) throw templateError('template_exists', `Template ${body.id} exists; PUT replaces it`);
+      if (!saved) throw err('template_exists', `Template ${body.id} exists; PUT replaces it`);
       deps.renderer.invalidate(body.id);
       return reply.code(201).header('location', `/api/templates/${body.id}`).send(toJson(saved));
     },
   );
 
-  app.put<{ Params: Params }>(
+  app.put(
     '/api/templates/:id',
     {
       ...write,
@@ -96,7 +97,7 @@ export function templateRoutes(app: FastifyInstance, deps: TemplateRouteDeps): v
       },
     },
     async (request, reply) => {
-      const row = validated(request.params.id, request.body as Parts);
+      const row = validated(request.params.id, request.body);
       await checkPartials(row);
       const { row: saved, created } = await repository.upsert(row, deps.clock.now());
       deps.renderer.invalidate(row.id);
@@ -104,7 +105,7 @@ export function templateRoutes(app: FastifyInstance, deps: TemplateRouteDeps): v
     },
   );
 
-  app.delete<{ Params: Params }>(
+  app.delete(
     '/api/templates/:id',
     { ...write, schema: { tags, summary: 'Delete a template', params: TemplateParams } },
     async (request, reply) => {
@@ -114,7 +115,7 @@ export function templateRoutes(app: FastifyInstance, deps: TemplateRouteDeps): v
     },
   );
 
-  app.post<{ Params: Params }>(
+  app.post(
     '/api/templates/:id/preview',
     {
       ...write,
@@ -130,10 +131,10 @@ export function templateRoutes(app: FastifyInstance, deps: TemplateRouteDeps): v
     },
     async (request) => {
       const row = await load(request.params.id);
-      const body = request.body as Static<typeof PreviewBody>;
+      const body = request.body;
       const missing = missingVariables(parseTemplate(row).variables, body.data);
       if (missing.length) {
-        throw templateError('template_render_failed', {
+        throw err('template_render_failed', {
           detail: `Missing variables: ${missing.join(', ')}`,
           extras: { missing },
         });
@@ -153,7 +154,7 @@ export function templateRoutes(app: FastifyInstance, deps: TemplateRouteDeps): v
    */
   async function checkPartials(row: Omit<TemplateRow, 'updated_at'>) {
     const { names, dynamic } = partialReferences(parseTemplate(row).parts);
-    const refused = (detail: string) => templateError('template_partial_refused', { detail });
+    const refused = (detail: string) => err('template_partial_refused', { detail });
     if (dynamic) {
       throw refused(
         `include, render and layout need a stored template's id in quotes, e.g. {% render 'footer.${row.channel}' %}`,
@@ -174,18 +175,15 @@ export function templateRoutes(app: FastifyInstance, deps: TemplateRouteDeps): v
     if (!row) throw notFound(id);
     return row;
   }
-}
+};
 
-const notFound = (id: string) => templateError('template_not_found', `No template ${id}`);
+const notFound = (id: string) => err('template_not_found', `No template ${id}`);
 
 function validated(id: string, parts: Parts): Omit<TemplateRow, 'updated_at'> {
   const key = parseTemplateId(id);
   if (!key) throw platformError('validation_failed', `Invalid template id ${id}`);
   if (parts.channel && parts.channel !== key.channel) {
-    throw templateError(
-      'template_id_mismatch',
-      `Id ${id} is a ${key.channel} template, not ${parts.channel}`,
-    );
+    throw err('template_id_mismatch', `Id ${id} is a ${key.channel} template, not ${parts.channel}`);
   }
   const row = {
     id,
@@ -199,7 +197,7 @@ function validated(id: string, parts: Parts): Omit<TemplateRow, 'updated_at'> {
   try {
     parseTemplate(row);
   } catch (error) {
-    throw templateError('template_invalid', { detail: (error as Error).message });
+    throw err('template_invalid', { detail: (error as Error).message });
   }
   return row;
 }

@@ -6,17 +6,17 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { createTestApp, type TestApp } from '../../../test/support/platform.ts';
+import type { Db } from '../../platform/db/index.ts';
 import { BOOKING_NOTIFICATION_TYPES, CHANNELS } from '../api.ts';
 import { textEngine } from './engine.ts';
-import { createTemplateRenderer, type TemplateStore } from './index.ts';
-import type { AnyDb } from './repository.ts';
+import { createTemplateRenderer, type TemplateStore } from './service.ts';
 
 /**
  * The renderer on the app's database (the seeded defaults), and /api/templates as the notify
  * module serves it: its renderer is the one the routes invalidate, seen through the preview.
  */
 let t: TestApp;
-let db: AnyDb;
+let db: Db;
 let renderer: TemplateStore;
 /** A renderer with nothing cached: what another process, or the next lookup after 5 s, reads. */
 const fresh = () => createTemplateRenderer(db);

@@ -1,0 +1,114 @@
+import { type Kysely, sql } from 'kysely';
+import type { Migrations } from '../../platform/db/migrate.ts';
+
+/**
+ * The delivery core's tables. A notification has one delivery per requested channel; the
+ * delivery carries the status a user sees and each provider try is an attempt row.
+ * `published_at` is null until a worker claimed the delivery or the outbox sweep published it
+ * (see notifications/outbox.ts).
+ */
+export const coreMigrations: Migrations = {
+  '001_notify_core': {
+    async up(db: Kysely<unknown>) {
+      await sql`
+        create table notify_preferences (
+          user_id text primary key,
+          push_enabled boolean not null default true,
+          sms_enabled boolean not null default true,
+          email_enabled boolean not null default true,
+          quiet_hours_start time,
+          quiet_hours_end time,
+          timezone text not null default 'UTC',
+          email text,
+          phone text,
+          locale text,
+          updated_at timestamptz not null
+        )`.execute(db);
+      await sql`
+        create table notify_push_subscriptions (
+          user_id text not null,
+          endpoint text not null,
+          p256dh text not null,
+          auth text not null,
+          created_at timestamptz not null,
+          primary key (user_id, endpoint)
+        )`.execute(db);
+      await sql`
+        create table notifications (
+          id uuid primary key,
+          user_id text not null,
+          client_id text,
+          request_hash text,
+          type varchar(20) not null,
+          priority text not null check (priority in ('critical', 'high', 'normal', 'low')),
+          lane text not null check (lane in ('realtime', 'batch')),
+          batch_id uuid,
+          data jsonb not null,
+          accepted jsonb not null,
+          created_at timestamptz not null
+        )`.execute(db);
+      await sql`create unique index notifications_client_id on notifications (user_id, client_id)
+        where client_id is not null`.execute(db);
+      await sql`create index notifications_user_history on notifications (user_id, created_at desc, id desc)`.execute(
+        db,
+      );
+      await sql`
+        create table notification_deliveries (
+          notification_id uuid not null references notifications (id),
+          channel text not null check (channel in ('push', 'sms', 'email')),
+          user_id text not null,
+          lane text not null,
+          status text not null check (status in ('queued', 'sending', 'sent', 'delivered', 'failed',
+            'dead_lettered', 'skipped', 'rate_limited', 'scheduled')),
+          reason text,
+          content text,
+          provider text,
+          provider_message_id text,
+          attempts int not null default 0,
+          created_at timestamptz not null,
+          scheduled_for timestamptz,
+          published_at timestamptz,
+          sent_at timestamptz,
+          delivered_at timestamptz,
+          updated_at timestamptz not null,
+          primary key (notification_id, channel)
+        )`.execute(db);
+      await sql`create index notification_deliveries_unpublished on notification_deliveries
+        (coalesce(scheduled_for, created_at)) where published_at is null`.execute(db);
+      await sql`create index notification_deliveries_provider_message on notification_deliveries (provider_message_id)
+        where provider_message_id is not null`.execute(db);
+      await sql`
+        create table notification_attempts (
+          id bigserial primary key,
+          notification_id uuid not null,
+          channel text not null,
+          attempt int not null,
+          at timestamptz not null,
+          error text,
+          provider text
+        )`.execute(db);
+      await sql`create index notification_attempts_delivery on notification_attempts (notification_id, channel, id)`.execute(
+        db,
+      );
+    },
+  },
+  '002_notify_deliveries_without_foreign_key': {
+    async up(db: Kysely<unknown>) {
+      // Deliveries are written only by the accept's insert, in the statement that writes their
+      // notification (joined to its rows), and notifications are never deleted: the key's check
+      // (a lookup and a row lock on the notification per delivery) was a large part of that
+      // insert's PostgreSQL work and guarded nothing.
+      await sql`alter table notification_deliveries
+        drop constraint if exists notification_deliveries_notification_id_fkey`.execute(db);
+    },
+  },
+  '003_notify_preferences_version': {
+    async up(db: Kysely<unknown>) {
+      // Counts the writes of a user's preferences: a queue message that carries what the accept
+      // knew of them (notifications/outbox.ts) is delivered as it is only while the count is still the same.
+      await sql`alter table notify_preferences add column if not exists version integer not null default 0`.execute(
+        db,
+      );
+    },
+  },
+};

@@ -1,0 +1,40 @@
+import { type Kysely, sql } from 'kysely';
+import type { Migrations } from '../../platform/db/migrate.ts';
+import { defaultTemplates } from '../templates/defaults.ts';
+import { parseTemplateId } from '../templates/ids.ts';
+
+/**
+ * Keys start with '100_' so they sort after the delivery core's '001_' ones in the notify
+ * module's single history table. The spec's Template (id, channel, subject, body) plus the
+ * HTML part and the parsed id (type, locale) so `types()` and lookups need no string surgery.
+ */
+export const templateMigrations: Migrations = {
+  '100_notify_templates': {
+    async up(db: Kysely<unknown>) {
+      await sql`
+        create table notify_templates (
+          id varchar(50) primary key,
+          type varchar(20) not null,
+          channel varchar(20) not null check (channel in ('push', 'sms', 'email')),
+          locale varchar(10),
+          subject text not null default '',
+          body text not null,
+          html_body text,
+          updated_at timestamptz not null default now()
+        )`.execute(db);
+      await sql`create index notify_templates_type on notify_templates (type)`.execute(db);
+      await seedDefaults(db);
+    },
+  },
+};
+
+/** Inserts the default templates that are missing; operators' edits are never overwritten. */
+export async function seedDefaults(db: Kysely<unknown>): Promise<void> {
+  for (const seed of defaultTemplates()) {
+    const { type, channel, locale } = parseTemplateId(seed.id)!;
+    await sql`
+      insert into notify_templates (id, type, channel, locale, subject, body, html_body)
+      values (${seed.id}, ${type}, ${channel}, ${locale ?? null}, ${seed.subject}, ${seed.body}, ${seed.html ?? null})
+      on conflict (id) do nothing`.execute(db);
+  }
+}

@@ -1,0 +1,130 @@
+import type { Generated, Kysely, Selectable } from 'kysely';
+import type { Channel, ChannelOutcome, NotificationAccepted, Priority } from './api.ts';
+
+/**
+ * The notify service's tables (migrations/), as Kysely sees them. Type aliases, not interfaces:
+ * Kysely needs each table to be indexable by column name.
+ */
+export type NotifyTables = {
+  notify_preferences: PreferencesTable;
+  notify_push_subscriptions: PushSubscriptionsTable;
+  notifications: NotificationsTable;
+  notification_deliveries: DeliveriesTable;
+  notification_attempts: AttemptsTable;
+  notify_templates: TemplatesTable;
+  notify_inbox: InboxTable;
+};
+
+export type NotifyDb = Kysely<NotifyTables>;
+
+export type DeliveryStatus = ChannelOutcome | 'sending' | 'sent' | 'delivered' | 'failed' | 'dead_lettered';
+export type Lane = 'realtime' | 'batch';
+
+export type PreferencesTable = {
+  user_id: string;
+  push_enabled: Generated<boolean>;
+  sms_enabled: Generated<boolean>;
+  email_enabled: Generated<boolean>;
+  /** A `time`: `HH:MM:SS` as PostgreSQL prints it (selected `::text`). */
+  quiet_hours_start: string | null;
+  quiet_hours_end: string | null;
+  timezone: Generated<string>;
+  email: string | null;
+  phone: string | null;
+  locale: string | null;
+  updated_at: Date;
+  /** How many times the row was written (migration 003); not part of the preferences a user sees. */
+  version: Generated<number>;
+};
+
+export type PushSubscriptionsTable = {
+  user_id: string;
+  endpoint: string;
+  p256dh: string;
+  auth: string;
+  created_at: Date;
+};
+
+export type NotificationsTable = {
+  id: string;
+  user_id: string;
+  /** The client's idempotency key (body `id` or `Idempotency-Key`), unique per user while set. */
+  client_id: string | null;
+  request_hash: string | null;
+  type: string;
+  priority: Priority;
+  lane: Lane;
+  batch_id: string | null;
+  data: Record<string, unknown>;
+  /** The 202 answer, given again to a replay. */
+  accepted: NotificationAccepted;
+  created_at: Date;
+};
+
+export type DeliveriesTable = {
+  notification_id: string;
+  channel: Channel;
+  user_id: string;
+  lane: Lane;
+  status: DeliveryStatus;
+  reason: string | null;
+  content: string | null;
+  provider: string | null;
+  provider_message_id: string | null;
+  attempts: Generated<number>;
+  created_at: Date;
+  scheduled_for: Date | null;
+  /** Null until a worker claimed the delivery or the outbox sweep published it (notifications/outbox.ts). */
+  published_at: Date | null;
+  sent_at: Date | null;
+  delivered_at: Date | null;
+  updated_at: Date;
+};
+
+export type AttemptsTable = {
+  id: Generated<string>;
+  notification_id: string;
+  channel: Channel;
+  attempt: number;
+  at: Date;
+  error: string | null;
+  provider: string | null;
+};
+
+export type TemplatesTable = {
+  /** `{type}.{channel}[.{locale}]` (templates/ids.ts). */
+  id: string;
+  type: string;
+  channel: Channel;
+  locale: string | null;
+  subject: Generated<string>;
+  body: string;
+  html_body: string | null;
+  updated_at: Generated<Date>;
+};
+
+/** What the dev inbox "sent": one row per delivery id (providers/inbox.ts). */
+export type InboxTable = {
+  id: string;
+  delivery_id: string;
+  notification_id: string;
+  channel: Channel;
+  type: string;
+  user_id: string;
+  address: string | null;
+  subject: string | null;
+  text: string;
+  html: string | null;
+  provider_message_id: string;
+  created_at: Date;
+};
+
+export type PreferencesRow = Omit<Selectable<PreferencesTable>, 'updated_at' | 'version'> & {
+  /** Read where a send compares it with the accept's snapshot (notifications/outbox.ts). */
+  version?: number;
+};
+export type NotificationRow = Selectable<NotificationsTable>;
+export type DeliveryRow = Omit<Selectable<DeliveriesTable>, 'updated_at'>;
+export type AttemptRow = Omit<Selectable<AttemptsTable>, 'id'>;
+export type TemplateRow = Selectable<TemplatesTable>;
+export type InboxRow = Selectable<InboxTable>;
