@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { CardDetails, Payment } from '../payments/api.ts';
 import { isUniqueViolation } from '../platform/db/errors.ts';
 import { AppError } from '../platform/errors.ts';
 import { panelOrThrow, plateOrThrow } from './checks.ts';
 import { err } from './errors.ts';
-import type { CardDetails, GatewayPayment, PaymentOutcome } from './payments-port.ts';
 import { elapsedMs, feeFor } from './pricing.ts';
 import type { ExitState, PaymentRow } from './repository.ts';
 import type { ParkingServiceDeps } from './service.ts';
@@ -97,14 +97,18 @@ export function createCheckout(deps: ParkingServiceDeps) {
     // after a long stay would make "losing" the ticket the cheaper way out.
     const amountMinor = kind === 'LOST' ? Math.max(lot.lostTicketFeeMinor, stay) : stay;
     // Concurrent exits of one ticket ask with the same key (its n-th payment) and share one payment.
-    let created: GatewayPayment;
+    let created: Payment;
     try {
-      created = await payments.create({
+      created = await payments.createPayment({
+        purpose: 'parking',
         amountMinor,
         currency: lot.currency,
         reference: ticket.id,
         description: `${lot.name}: ${kind === 'LOST' ? 'lost ticket' : 'parking'} ${ticket.licensePlate}, spot ${ticket.spotId}`,
         idempotencyKey: `parking:${ticket.id}:${state.attempts}`,
+        // A declined payment is final: the next exit makes a new one for the fee due then, so an
+        // old payment page can never be paid after a newer one exists.
+        allowRetry: false,
       });
     } catch (error) {
       // Another exit of this ticket created the n-th payment first with another amount (an hour
@@ -149,11 +153,7 @@ export function createCheckout(deps: ParkingServiceDeps) {
     if (payment.status !== 'PENDING') return false;
     try {
       const canceled = await payments.cancel(payment.id, 'superseded by a new amount');
-      await handleOutcome({
-        paymentId: canceled.id,
-        status: canceled.status,
-        failureReason: canceled.failureReason,
-      });
+      await handleOutcome(canceled);
       return canceled.status === 'FAILED';
     } catch (error) {
       if (error instanceof AppError && error.status === 409) return false;
@@ -166,11 +166,7 @@ export function createCheckout(deps: ParkingServiceDeps) {
       const result = await payments.pay(payment.id, card);
       // payments has already run our outcome handler; applying it again is harmless and makes
       // this request's answer independent of that.
-      await handleOutcome({
-        paymentId: result.id,
-        status: result.status,
-        failureReason: result.failureReason,
-      });
+      await handleOutcome(result);
     } catch (error) {
       // Paid or being paid by another request (a second tab, the hosted page): report that state.
       const busy = ['payment_already_completed', 'payment_in_progress', 'payment_not_payable'];
@@ -179,16 +175,19 @@ export function createCheckout(deps: ParkingServiceDeps) {
     return (await repository.payment(payment.id)) ?? payment;
   }
 
-  /** Applies a payment outcome; safe to repeat, from any process. */
-  async function handleOutcome(outcome: PaymentOutcome): Promise<void> {
+  /**
+   * Applies a payment's outcome (registered with payments' `onPaymentEvent('parking', …)`, and
+   * called with the answers of pay, cancel and refund); safe to repeat, from any process.
+   */
+  async function handleOutcome(outcome: Pick<Payment, 'id' | 'status' | 'failureCode'>): Promise<void> {
     const now = clock.now();
     if (outcome.status === 'COMPLETED') {
       let done: Awaited<ReturnType<typeof repository.completePayment>>;
       try {
-        done = await repository.completePayment(outcome.paymentId, now);
+        done = await repository.completePayment(outcome.id, now);
       } catch (error) {
         if (!isUniqueViolation(error, 'parking_payments_live')) throw error;
-        return refundDuplicate(outcome.paymentId);
+        return refundDuplicate(outcome.id);
       }
       if (!done) return;
       void events.spotsChanged(now);
@@ -200,8 +199,8 @@ export function createCheckout(deps: ParkingServiceDeps) {
         at: now.toISOString(),
       });
     } else if (outcome.status === 'FAILED') {
-      const reason = outcome.failureReason ?? 'declined';
-      const failed = await repository.setPaymentStatus(outcome.paymentId, 'FAILED', ['PENDING'], now, reason);
+      const reason = outcome.failureCode ?? 'declined';
+      const failed = await repository.setPaymentStatus(outcome.id, 'FAILED', ['PENDING'], now, reason);
       if (failed) {
         void events.ticket({
           type: 'payment_failed',
@@ -212,7 +211,7 @@ export function createCheckout(deps: ParkingServiceDeps) {
         });
       }
     } else if (outcome.status === 'REFUNDED') {
-      const refunded = await repository.setPaymentStatus(outcome.paymentId, 'REFUNDED', ['COMPLETED'], now);
+      const refunded = await repository.setPaymentStatus(outcome.id, 'REFUNDED', ['COMPLETED'], now);
       if (refunded) {
         void events.ticket({
           type: 'payment_refunded',
@@ -227,7 +226,7 @@ export function createCheckout(deps: ParkingServiceDeps) {
   /** A second payment succeeded for a ticket already paid (e.g. a late answer for a withdrawn one): give it back. */
   async function refundDuplicate(paymentId: string): Promise<void> {
     log.warn({ paymentId }, 'a second payment completed for a paid parking ticket; refunding it');
-    await payments.refund(paymentId, 'duplicate payment for a ticket already paid');
+    await payments.refund(paymentId, { reason: 'duplicate payment for a ticket already paid' });
     await repository.setPaymentStatus(
       paymentId,
       'REFUNDED',
@@ -246,8 +245,7 @@ export function createCheckout(deps: ParkingServiceDeps) {
       throw err('payment_not_refundable', 'Only a ticket with a completed payment can be refunded');
     }
     if (payment.status === 'COMPLETED') {
-      const result = await payments.refund(payment.id, reason);
-      await handleOutcome({ paymentId: result.id, status: result.status });
+      await handleOutcome(await payments.refund(payment.id, { reason }));
     }
     return exitView(ticket, (await repository.payment(payment.id)) ?? payment);
   }

@@ -5,7 +5,6 @@ import { createLiveBoards } from './live.ts';
 import { DEMO_LOT_PATH, loadLotConfig } from './lot-config.ts';
 import { parkingMigrations } from './migrations.ts';
 import { parkingPages } from './pages.ts';
-import { createParkingPayments } from './payments-adapter.ts';
 import { createParkingRepository } from './repository.ts';
 import { parkingApiRoutes } from './routes.ts';
 import { createParkingService } from './service.ts';
@@ -23,7 +22,7 @@ export const parkingModule: ServiceModule = {
     const unsafeNoArbiter = deps.config.env.PARKING_UNSAFE_NO_ARBITER === '1';
     if (unsafeNoArbiter)
       deps.log.warn('PARKING_UNSAFE_NO_ARBITER=1: spots can be given twice (test-only setting)');
-    const payments = createParkingPayments(deps.modules.get('payments') as PaymentsApi);
+    const payments = deps.modules.get('payments') as PaymentsApi;
     const service = createParkingService({
       repository: createParkingRepository(deps.database.db),
       lot,
@@ -34,7 +33,7 @@ export const parkingModule: ServiceModule = {
       unsafeNoArbiter,
     });
     await service.syncSpots();
-    payments.onOutcome(service.handleOutcome);
+    payments.onPaymentEvent('parking', ({ payment }) => service.handleOutcome(payment));
     const live = createLiveBoards({
       pubsub: deps.pubsub,
       sse: deps.sse,

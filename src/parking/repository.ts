@@ -1,8 +1,8 @@
 import { type Kysely, sql } from 'kysely';
+import type { PaymentStatus } from '../payments/api.ts';
 import { createGroup } from '../platform/db/group.ts';
 import type { Db } from '../platform/db/index.ts';
 import type { Need, SpotType, VehicleType } from './allocation.ts';
-import type { PaymentStatus } from './payments-port.ts';
 
 /** SQL of the parking service, no rules: those are in service.ts and allocation.ts. */
 export type TicketStatus = 'ACTIVE' | 'PAID' | 'LOST';

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Static } from 'typebox';
+import type { CardDetails } from '../payments/api.ts';
 import { platformError } from '../platform/errors.ts';
 import type { LiveBoards } from './live.ts';
-import type { CardDetails } from './payments-port.ts';
 import { describePricing } from './pricing.ts';
 import {
   Availability,

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { PaymentsApi } from '../payments/api.ts';
 import type { Clock } from '../platform/clock.ts';
 import { isUniqueViolation } from '../platform/db/errors.ts';
 import { uuidv7 } from '../platform/ids.ts';
@@ -9,14 +10,14 @@ import { createEntryBatcher } from './entry-batch.ts';
 import { err } from './errors.ts';
 import type { ParkingEvents } from './events.ts';
 import type { LotConfig } from './lot-config.ts';
-import type { ParkingPayments } from './payments-port.ts';
 import type { ParkingRepository, SpotRow } from './repository.ts';
 import { availabilityView, boardsView, ticketView } from './views.ts';
 
 export interface ParkingServiceDeps {
   repository: ParkingRepository;
   lot: LotConfig;
-  payments: ParkingPayments;
+  /** The payments module's public API (parking's payments are `purpose: 'parking'`). */
+  payments: PaymentsApi;
   events: ParkingEvents;
   clock: Clock;
   log: FastifyBaseLogger;

@@ -6,7 +6,6 @@ import { paymentsApi } from '../../test/support/payments.ts';
 import { createTestApp, type TestApp } from '../../test/support/platform.ts';
 import { createEvents } from './events.ts';
 import { parseLotConfig } from './lot-config.ts';
-import { createParkingPayments } from './payments-adapter.ts';
 import { createParkingRepository } from './repository.ts';
 import { createParkingService } from './service.ts';
 
@@ -21,7 +20,7 @@ function serviceFor(json: ReturnType<typeof lotJson>) {
   return createParkingService({
     repository: createParkingRepository(t.adapters.database.db),
     lot: parseLotConfig(json),
-    payments: createParkingPayments(paymentsApi(t.app)),
+    payments: paymentsApi(t.app),
     events: createEvents(t.adapters.pubsub, t.app.log),
     clock: t.clock,
     log: t.app.log,
