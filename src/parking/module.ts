@@ -11,7 +11,7 @@ import { createParkingService } from './service.ts';
 
 /**
  * The parking lot (spec part B). Settings: PARKING_LOT_CONFIG (path of the lot's JSON file;
- * default the demo lot). PARKING_UNSAFE_NO_ARBITER=1 exists only for the race test's negative control.
+ * default the demo lot).
  */
 export const parkingModule: ServiceModule = {
   name: 'parking',
@@ -19,9 +19,6 @@ export const parkingModule: ServiceModule = {
   migrations: parkingMigrations,
   async create(deps) {
     const lot = loadLotConfig(deps.config.env.PARKING_LOT_CONFIG || DEMO_LOT_PATH);
-    const unsafeNoArbiter = deps.config.env.PARKING_UNSAFE_NO_ARBITER === '1';
-    if (unsafeNoArbiter)
-      deps.log.warn('PARKING_UNSAFE_NO_ARBITER=1: spots can be given twice (test-only setting)');
     const payments = deps.modules.get('payments') as PaymentsApi;
     const service = createParkingService({
       repository: createParkingRepository(deps.database.db),
@@ -30,7 +27,6 @@ export const parkingModule: ServiceModule = {
       events: createEvents(deps.pubsub, deps.log),
       clock: deps.clock,
       log: deps.log,
-      unsafeNoArbiter,
     });
     await service.syncSpots();
     payments.onPaymentEvent('parking', ({ payment }) => service.handleOutcome(payment));

@@ -2,8 +2,15 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { type RunningServer, startServer } from '../../test/support/browser.ts';
-import { lotJson, writeLot } from '../../test/support/parking.ts';
-import { dropNamespace, realServices, testConfig, uniqueName } from '../../test/support/platform.ts';
+import { lotJson, naiveParkingRepository, parkingServiceWith, writeLot } from '../../test/support/parking.ts';
+import {
+  createTestApp,
+  dropNamespace,
+  realServices,
+  testConfig,
+  uniqueName,
+} from '../../test/support/platform.ts';
+import { AppError } from '../platform/errors.ts';
 
 /**
  * Races against real PostgreSQL with two app processes on one schema: the database must be the
@@ -26,11 +33,7 @@ interface Lot {
 }
 
 /** Two processes on one schema and one pub/sub namespace, plus a client to inspect the tables. */
-async function twoProcesses(
-  env: Record<string, string> = {},
-  prepare?: (db: pg.Client) => Promise<void>,
-  lot: unknown = TEN_SPOTS,
-): Promise<Lot> {
+async function twoProcesses(lot: unknown = TEN_SPOTS): Promise<Lot> {
   const schema = uniqueName('race');
   const namespace = uniqueName('r');
   const shared = {
@@ -38,7 +41,6 @@ async function twoProcesses(
     DATABASE_SCHEMA: schema,
     NAMESPACE: namespace,
     PARKING_LOT_CONFIG: writeLot(lot),
-    ...env,
   };
   const first = await startServer(shared); // migrates and syncs the spots first
   const db = new pg.Client({
@@ -46,7 +48,6 @@ async function twoProcesses(
     options: `-c search_path=${schema}`,
   });
   await db.connect();
-  await prepare?.(db);
   const second = await startServer(shared);
   return {
     servers: [first, second],
@@ -59,26 +60,29 @@ async function twoProcesses(
   };
 }
 
-async function entries(lot: Lot, count: number) {
-  const responses = await Promise.all(
-    Array.from({ length: count }, (_, i) =>
-      fetch(`${lot.servers[i % 2].url}/api/v1/parking/entry`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...PANEL },
-        body: JSON.stringify({ licensePlate: `RACE${i}`, vehicleType: 'CAR' }),
-      }).then(async (response) => ({
-        status: response.status,
-        body: (await response.json()) as Record<string, string>,
-      })),
-    ),
-  );
+type Outcome = { status: number; code?: string };
+
+/** Sends `count` entries at once (each `enter(i)` a distinct plate) and counts the answers. */
+async function entries(count: number, enter: (i: number) => Promise<Outcome>) {
+  const outcomes = await Promise.all(Array.from({ length: count }, (_, i) => enter(i)));
   const tally: Record<string, number> = {};
-  for (const { status, body } of responses) {
-    const key = status === 201 ? '201' : `${status} ${body.code}`;
+  for (const { status, code } of outcomes) {
+    const key = status === 201 ? '201' : `${status} ${code}`;
     tally[key] = (tally[key] ?? 0) + 1;
   }
   return tally;
 }
+
+/** Entry `i` over HTTP, alternating between the two processes. */
+const enterOver = (lot: Lot) => (i: number) =>
+  fetch(`${lot.servers[i % 2].url}/api/v1/parking/entry`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...PANEL },
+    body: JSON.stringify({ licensePlate: `RACE${i}`, vehicleType: 'CAR' }),
+  }).then(async (response) => ({
+    status: response.status,
+    code: ((await response.json()) as { code?: string }).code,
+  }));
 
 /** What must never be seen: more vehicles than spots, a spot with two vehicles, a spot and its ticket disagreeing. */
 async function violations(db: pg.Client): Promise<string[]> {
@@ -105,7 +109,7 @@ describe('race: 100 concurrent entries for 10 free spots from two processes', { 
   after(() => lot?.close());
 
   test('exactly 10 tickets, 90 parking_full, no spot with two vehicles', async () => {
-    assert.deepEqual(await entries(lot, 100), { '201': 10, '409 parking_full': 90 });
+    assert.deepEqual(await entries(100, enterOver(lot)), { '201': 10, '409 parking_full': 90 });
     const { rows } = await lot.db.query(
       `select count(*)::int as n, count(distinct spot_id)::int as spots from parking_tickets`,
     );
@@ -119,18 +123,54 @@ describe('race: 100 concurrent entries for 10 free spots from two processes', { 
   });
 });
 
+/**
+ * Two app instances on one schema (two connection pools), each with a parking service whose
+ * repository parks without the arbiter (test/support/parking.ts), and without the last-line
+ * unique index. Same entries, same checks: they must fail.
+ */
+async function twoNaiveServices() {
+  const namespace = uniqueName('race');
+  const lotPath = writeLot(TEN_SPOTS);
+  const env = { NAMESPACE: namespace, PARKING_LOT_CONFIG: lotPath };
+  const apps = [
+    await createTestApp({ services: ['parking'], env }),
+    await createTestApp({ services: ['parking'], env }),
+  ];
+  const services = apps.map((t) =>
+    parkingServiceWith(t, lotPath, naiveParkingRepository(t.adapters.database.db)),
+  );
+  const db = new pg.Client({
+    connectionString: realServices.databaseUrl,
+    options: `-c search_path=${namespace}`,
+  });
+  await db.connect();
+  await db.query('drop index parking_tickets_spot_inside');
+  return {
+    db,
+    enter: (i: number): Promise<Outcome> =>
+      services[i % 2].enter({ licensePlate: `RACE${i}`, vehicleType: 'CAR' }).then(
+        () => ({ status: 201 }),
+        (error) => {
+          if (error instanceof AppError) return { status: error.status, code: error.code };
+          throw error;
+        },
+      ),
+    async close() {
+      await db.end();
+      for (const t of apps.reverse()) await t.close();
+    },
+  };
+}
+
 describe('negative control: the same race without the database arbiter', { skip }, () => {
-  let lot: Lot;
+  let lot: Awaited<ReturnType<typeof twoNaiveServices>>;
   before(async () => {
-    // Test-only: the naive read-then-write allocator, and without the last-line unique index.
-    lot = await twoProcesses({ PARKING_UNSAFE_NO_ARBITER: '1' }, (db) =>
-      db.query('drop index parking_tickets_spot_inside').then(() => {}),
-    );
+    lot = await twoNaiveServices();
   });
   after(() => lot?.close());
 
   test('gives spots twice, and the checks above catch it', async () => {
-    const tally = await entries(lot, 100);
+    const tally = await entries(100, lot.enter);
     const problems = await violations(lot.db);
     assert.ok(
       (tally['201'] ?? 0) > 10 && problems.length > 0,
@@ -142,11 +182,7 @@ describe('negative control: the same race without the database arbiter', { skip 
 describe('race: an exit and an entry on the same spot at the same moment', { skip }, () => {
   let lot: Lot;
   before(async () => {
-    lot = await twoProcesses(
-      {},
-      undefined,
-      lotJson({ floors: [{ floor: 1, spots: [{ id: 'ONLY', type: 'COMPACT' }] }] }),
-    );
+    lot = await twoProcesses(lotJson({ floors: [{ floor: 1, spots: [{ id: 'ONLY', type: 'COMPACT' }] }] }));
   });
   after(() => lot?.close());
 

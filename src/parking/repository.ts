@@ -269,28 +269,6 @@ export function createParkingRepository(db: Db) {
       return tickets.map((ticket) => byId.get(ticket.id));
     },
 
-    /**
-     * The naive read-then-write that a lock-free implementation would do; only used by the race
-     * test's negative control (PARKING_UNSAFE_NO_ARBITER=1) to show that the test can fail.
-     */
-    async parkWithoutArbiter(ticket: NewTicket): Promise<TicketRow | undefined> {
-      const rank = rankColumn(ticket.vehicleType);
-      const { rows: free } = await sql<{ id: string }>`select id from parking_spots
-        where ticket_id is null and ${rank} is not null order by floor_order, ${rank}, position limit 1`.execute(
-        db,
-      );
-      if (!free[0]) return undefined;
-      await sql`update parking_spots set ticket_id = ${ticket.id}::uuid, occupied_at = ${ticket.entryTime}
-        where id = ${free[0].id}`.execute(db);
-      const { rows } = await sql<TicketRow>`
-        insert into parking_tickets (id, license_plate, vehicle_type, spot_id, floor, spot_type, status, entry_time, entry_panel_id)
-        select ${ticket.id}::uuid, ${ticket.licensePlate}, ${ticket.vehicleType}, id, floor, spot_type, 'ACTIVE',
-               ${ticket.entryTime}, ${ticket.entryPanelId}
-        from parking_spots where id = ${free[0].id}
-        returning ${TICKET_COLUMNS}`.execute(db);
-      return rows[0];
-    },
-
     /** The ticket of a vehicle still inside (ACTIVE or LOST), if any. */
     async ticketInside(licensePlate: string): Promise<TicketRow | undefined> {
       const { rows } = await sql<TicketRow>`select ${TICKET_COLUMNS} from parking_tickets

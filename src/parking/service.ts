@@ -21,8 +21,6 @@ export interface ParkingServiceDeps {
   events: ParkingEvents;
   clock: Clock;
   log: FastifyBaseLogger;
-  /** Test-only negative control of the race test: park without the database arbiter. */
-  unsafeNoArbiter?: boolean;
 }
 
 export interface EntryRequest {
@@ -76,9 +74,7 @@ export function createParkingService(deps: ParkingServiceDeps) {
     };
     let parked: Awaited<ReturnType<ParkingRepository['park']>>;
     try {
-      parked = deps.unsafeNoArbiter
-        ? await repository.parkWithoutArbiter(ticket)
-        : await entries.park(ticket);
+      parked = await entries.park(ticket);
     } catch (error) {
       if (isUniqueViolation(error, 'parking_tickets_plate_inside')) throw alreadyParked(licensePlate);
       throw error;
