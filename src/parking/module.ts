@@ -40,8 +40,8 @@ export const parkingModule: ServiceModule = {
     return {
       async routes(app) {
         await live.start();
-        parkingApiRoutes(app, service, live);
-        parkingPages(app, service);
+        await app.register(parkingApiRoutes, { service, live });
+        await app.register(parkingPages, { service });
       },
       close: () => live.close(),
     };

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Caller } from '../platform/auth/index.ts';
 import { grants } from '../platform/auth/keys.ts';
 import { serveStatic } from '../platform/pages/index.ts';
@@ -8,7 +8,10 @@ import type { ParkingService } from './service.ts';
 import { money } from './views.ts';
 
 /** The lot's pages: landing, live display boards, entry panel and exit panel (a panel per config entry). */
-export function parkingPages(app: FastifyInstance, service: ParkingService) {
+export const parkingPages: FastifyPluginAsyncTypebox<{ service: ParkingService }> = async (
+  app,
+  { service },
+) => {
   const lot = service.lot;
   serveStatic(app, 'parking', new URL('./pages/static/', import.meta.url));
   const common = {
@@ -20,8 +23,9 @@ export function parkingPages(app: FastifyInstance, service: ParkingService) {
   // the demo operator signs in by itself, in production the browser is sent to /sign-in).
   const board = { ...hide, config: { access: { public: true } } } as const;
   const panel = { ...hide, config: { access: { operator: 'parking:panel' } } } as const;
+  // `?panel=<id>`, read without a schema (anything else falls back to the first panel).
   const panelOf = (query: unknown, panels: { id: string; name: string }[]) => {
-    const wanted = (query as { panel?: string }).panel;
+    const wanted = typeof query === 'object' && query !== null && 'panel' in query ? query.panel : undefined;
     return panels.find((panel) => panel.id === wanted) ?? panels[0];
   };
 
@@ -70,7 +74,7 @@ export function parkingPages(app: FastifyInstance, service: ParkingService) {
       scripts: ['/static/parking/exit.js'],
     }),
   );
-}
+};
 
 function mayActAs(caller: Caller, scope: string): boolean {
   return caller.kind === 'operator' && grants(caller, scope);

@@ -1,5 +1,5 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Static } from 'typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import type { CardDetails } from '../payments/api.ts';
 import { platformError } from '../platform/errors.ts';
 import type { LiveBoards } from './live.ts';
@@ -35,7 +35,10 @@ const TICKET_CAPABILITY =
   'The ticket id is the capability: whoever holds the ticket may call this, without credentials.';
 
 /** HTTP only: schemas, the service call, the status code. */
-export function parkingApiRoutes(app: FastifyInstance, service: ParkingService, live: LiveBoards) {
+export const parkingApiRoutes: FastifyPluginAsyncTypebox<{
+  service: ParkingService;
+  live: LiveBoards;
+}> = async (app, { service, live }) => {
   app.post(
     '/api/v1/parking/entry',
     {
@@ -49,20 +52,11 @@ export function parkingApiRoutes(app: FastifyInstance, service: ParkingService, 
         response: { 201: Ticket },
       },
     },
-    async (request, reply) =>
-      reply.code(201).send(await service.enter(request.body as Static<typeof EntryBody>)),
+    async (request, reply) => reply.code(201).send(await service.enter(request.body)),
   );
 
   // Keys are scoped per ticket (or plate), so two panels can never collide on one.
-  const paying = {
-    idempotency: {
-      scope: 'parking.pay',
-      principal: (request: FastifyRequest) => {
-        const body = request.body as { ticketId?: string; licensePlate?: string } | undefined;
-        return body?.ticketId ?? body?.licensePlate;
-      },
-    },
-  };
+  const paying = { idempotency: { scope: 'parking.pay', principal: ticketOrPlate } };
 
   app.post(
     '/api/v1/parking/exit',
@@ -79,7 +73,7 @@ export function parkingApiRoutes(app: FastifyInstance, service: ParkingService, 
       },
     },
     async (request, reply) => {
-      const body = request.body as Static<typeof ExitBody>;
+      const body = request.body;
       const result = await service.exit({ ...body, ...payment(request, body.payment) });
       return reply.code(body.payment && result.status === 'PENDING' ? 202 : 200).send(result);
     },
@@ -100,7 +94,7 @@ export function parkingApiRoutes(app: FastifyInstance, service: ParkingService, 
       },
     },
     async (request, reply) => {
-      const body = request.body as Static<typeof LostBody>;
+      const body = request.body;
       const result = await service.reportLost({ ...body, ...payment(request, body.payment) });
       return reply.code(body.payment && result.status === 'PENDING' ? 202 : 200).send(result);
     },
@@ -118,7 +112,7 @@ export function parkingApiRoutes(app: FastifyInstance, service: ParkingService, 
         response: { 200: TicketWithHistory },
       },
     },
-    async (request) => service.ticket((request.params as Static<typeof TicketParams>).ticketId),
+    async (request) => service.ticket(request.params.ticketId),
   );
 
   app.get(
@@ -134,8 +128,7 @@ export function parkingApiRoutes(app: FastifyInstance, service: ParkingService, 
         response: { 200: EventStream },
       },
     },
-    async (request, reply) =>
-      live.streamTicket((request.params as Static<typeof TicketParams>).ticketId, request, reply),
+    async (request, reply) => live.streamTicket(request.params.ticketId, request, reply),
   );
 
   app.post(
@@ -150,10 +143,7 @@ export function parkingApiRoutes(app: FastifyInstance, service: ParkingService, 
         response: { 200: ExitResult },
       },
     },
-    async (request) => {
-      const body = request.body as Static<typeof RefundBody>;
-      return service.refund((request.params as Static<typeof TicketParams>).ticketId, body.reason);
-    },
+    async (request) => service.refund(request.params.ticketId, request.body.reason),
   );
 
   app.get(
@@ -217,6 +207,18 @@ export function parkingApiRoutes(app: FastifyInstance, service: ParkingService, 
       };
     },
   );
+};
+
+/**
+ * The identity an exit's or lost ticket's idempotency key is scoped by. It runs after validation,
+ * but the idempotency hook serves every route, so it sees the body untyped and narrows it here.
+ */
+function ticketOrPlate(request: FastifyRequest): string | undefined {
+  const body = request.body;
+  if (typeof body !== 'object' || body === null) return undefined;
+  if ('ticketId' in body && typeof body.ticketId === 'string') return body.ticketId;
+  if ('licensePlate' in body && typeof body.licensePlate === 'string') return body.licensePlate;
+  return undefined;
 }
 
 /** Card details travel without spaces; paying needs the Idempotency-Key (DESIGN.md). */
