@@ -2,10 +2,8 @@ import { createGroup } from '../platform/db/group.ts';
 import type { NewTicket, ParkingRepository, TicketRow } from './repository.ts';
 
 /**
- * Group commit for entries. Each entry used to be one statement and one commit; under load the
- * app spent its time waiting on PostgreSQL (parking-entry scenario: 0.024 of the baseline, the
- * backends busy on WAL writes, the app's writes to the database socket ~40 % of its samples).
- * Entries that arrive while a batch is being written now go together in one statement and one
+ * Group commit for entries. With one statement and one commit per entry, an entry under load
+ * mostly waits for its commit (the WAL write), so entries that arrive while a batch is being written now go together in one statement and one
  * commit (`repository.parkMany`: same spot order, SKIP LOCKED and re-check as `park`).
  *
  * Every caller gets what `repository.park` would have given it: a ticket the batch left without

@@ -2,12 +2,13 @@ import type { PaymentsApi } from '../payments/api.ts';
 import type { ServiceModule } from '../platform/module.ts';
 import { createEvents } from './events.ts';
 import { createLiveBoards } from './live.ts';
-import { DEMO_LOT_PATH, loadLotConfig } from './lot-config.ts';
-import { parkingMigrations } from './migrations.ts';
+import { loadLotConfig } from './lot-config.ts';
+import { parkingMigrations } from './migrations/index.ts';
 import { parkingPages } from './pages.ts';
 import { createParkingRepository } from './repository.ts';
 import { parkingApiRoutes } from './routes.ts';
 import { createParkingService } from './service.ts';
+import { loadParkingSettings } from './settings.ts';
 
 /**
  * The parking lot (spec part B). Settings: PARKING_LOT_CONFIG (path of the lot's JSON file;
@@ -18,7 +19,7 @@ export const parkingModule: ServiceModule = {
   needs: ['payments'],
   migrations: parkingMigrations,
   async create(deps) {
-    const lot = loadLotConfig(deps.config.env.PARKING_LOT_CONFIG || DEMO_LOT_PATH);
+    const lot = loadLotConfig(loadParkingSettings(deps.config.env).lotConfigPath);
     const payments = deps.modules.get('payments') as PaymentsApi;
     const service = createParkingService({
       repository: createParkingRepository(deps.database.db),

@@ -1,5 +1,5 @@
 import type { ServiceModule } from '../platform/module.ts';
-import { paymentsMigrations } from './migrations.ts';
+import { paymentsMigrations } from './migrations/index.ts';
 import { paymentPageRoutes } from './pages/routes.ts';
 import { createPaymentsRepository } from './repository.ts';
 import { paymentsRoutes } from './routes.ts';

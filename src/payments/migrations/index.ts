@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import type { Migrations } from '../platform/db/migrate.ts';
+import type { Migrations } from '../../platform/db/migrate.ts';
 
 export const paymentsMigrations: Migrations = {
   '001_payments': {
