@@ -1,13 +1,15 @@
 import type { PaymentsApi } from '../payments/api.ts';
 import type { ServiceModule } from '../platform/module.ts';
-import { createEvents } from './events.ts';
-import { createLiveBoards } from './live.ts';
-import { loadLotConfig } from './lot-config.ts';
+import { createEvents } from './boards/events.ts';
+import { createLiveBoards } from './boards/live.ts';
+import { boardsRoutes } from './boards/routes.ts';
+import { entryRoutes } from './entry/routes.ts';
+import { exitRoutes } from './exit/routes.ts';
+import { loadLotConfig } from './lot/config.ts';
+import { lotRoutes } from './lot/routes.ts';
 import { parkingMigrations } from './migrations/index.ts';
-import { parkingPages } from './pages.ts';
-import { createParkingRepository } from './repository.ts';
-import { parkingApiRoutes } from './routes.ts';
-import { createParkingService } from './service.ts';
+import { parkingPages } from './pages/routes.ts';
+import { createParkingRepositories, createParkingService } from './service.ts';
 import { loadParkingSettings } from './settings.ts';
 
 /**
@@ -22,7 +24,7 @@ export const parkingModule: ServiceModule = {
     const lot = loadLotConfig(loadParkingSettings(deps.config.env).lotConfigPath);
     const payments = deps.modules.get('payments') as PaymentsApi;
     const service = createParkingService({
-      repository: createParkingRepository(deps.database.db),
+      repositories: createParkingRepositories(deps.database.db),
       lot,
       payments,
       events: createEvents(deps.pubsub, deps.log),
@@ -41,7 +43,11 @@ export const parkingModule: ServiceModule = {
     return {
       async routes(app) {
         await live.start();
-        await app.register(parkingApiRoutes, { service, live });
+        // In this order: /openapi.json lists the operations as they are registered.
+        await app.register(entryRoutes, { entry: service });
+        await app.register(exitRoutes, { checkout: service, live });
+        await app.register(boardsRoutes, { boards: service, live });
+        await app.register(lotRoutes, { lot: service.lot });
         await app.register(parkingPages, { service });
       },
       close: () => live.close(),

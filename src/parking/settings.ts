@@ -1,5 +1,5 @@
 import { type Env, envReader } from '../platform/env.ts';
-import { DEMO_LOT_PATH } from './lot-config.ts';
+import { DEMO_LOT_PATH } from './lot/config.ts';
 
 /** Parking's settings, read once at start-up through the platform's env reader. */
 export interface ParkingSettings {

@@ -1,6 +1,6 @@
 import type { ColumnType, Generated, Selectable } from 'kysely';
 import type { PaymentStatus } from '../payments/api.ts';
-import type { SpotType, VehicleType } from './allocation.ts';
+import type { SpotType, VehicleType } from './lot/allocation.ts';
 
 /** Kysely types of the parking tables (created in migrations/index.ts). */
 export type ParkingTables = {

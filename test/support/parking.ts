@@ -3,15 +3,15 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
-import { createEvents } from '../../src/parking/events.ts';
-import { loadLotConfig } from '../../src/parking/lot-config.ts';
+import { createEvents } from '../../src/parking/boards/events.ts';
 import {
-  createParkingRepository,
+  createEntryRepository,
+  type EntryRepository,
   type NewTicket,
-  type ParkingRepository,
-  type TicketRow,
-} from '../../src/parking/repository.ts';
-import { createParkingService } from '../../src/parking/service.ts';
+} from '../../src/parking/entry/repository.ts';
+import { loadLotConfig } from '../../src/parking/lot/config.ts';
+import { createParkingRepositories, createParkingService } from '../../src/parking/service.ts';
+import type { TicketRow } from '../../src/parking/tables.ts';
 import type { Db } from '../../src/platform/db/index.ts';
 import { paymentsApi } from './payments.ts';
 import type { TestApp } from './platform.ts';
@@ -91,12 +91,12 @@ export async function exit(
 }
 
 /**
- * Test-only: the parking repository with the entry a lock-free implementation would write (read
+ * Test-only: the entry repository with the entry a lock-free implementation would write (read
  * the first free spot, then take it, no row lock, no re-check). The race test's negative control
  * parks through it to show that its checks catch a spot given twice.
  */
-export function naiveParkingRepository(db: Db): ParkingRepository {
-  const repository = createParkingRepository(db);
+export function naiveEntryRepository(db: Db): EntryRepository {
+  const repository = createEntryRepository(db);
   async function park(ticket: NewTicket): Promise<TicketRow | undefined> {
     const rank = sql.ref(`rank_${ticket.vehicleType.toLowerCase()}`);
     const { rows: free } = await sql<{ id: string }>`select id from parking_spots
@@ -116,10 +116,10 @@ export function naiveParkingRepository(db: Db): ParkingRepository {
   return { ...repository, park, parkMany: (tickets) => Promise.all(tickets.map(park)) };
 }
 
-/** A parking service on a test app's database and payments, parking through `repository`. */
-export function parkingServiceWith(t: TestApp, lotPath: string, repository: ParkingRepository) {
+/** A parking service on a test app's database and payments whose entries go through `entry`. */
+export function parkingServiceWith(t: TestApp, lotPath: string, entry: EntryRepository) {
   return createParkingService({
-    repository,
+    repositories: { ...createParkingRepositories(t.adapters.database.db), entry },
     lot: loadLotConfig(lotPath),
     payments: paymentsApi(t.app),
     events: createEvents(t.adapters.pubsub, t.app.log),

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { enter, exit, lotEnv, lotJson } from '../../test/support/parking.ts';
-import { card, paymentsApi, postWebhook } from '../../test/support/payments.ts';
-import { createTestApp, type TestApp } from '../../test/support/platform.ts';
-import { sseEvents } from '../../test/support/sse-reader.ts';
-import { type PaymentsApi, TEST_CARDS } from '../payments/api.ts';
-import type { Charge } from '../payments/gateway.ts';
-import type { BoardsView } from './views.ts';
+import { enter, exit, lotEnv, lotJson } from '../../../test/support/parking.ts';
+import { card, paymentsApi, postWebhook } from '../../../test/support/payments.ts';
+import { createTestApp, type TestApp } from '../../../test/support/platform.ts';
+import { sseEvents } from '../../../test/support/sse-reader.ts';
+import { type PaymentsApi, TEST_CARDS } from '../../payments/api.ts';
+import type { Charge } from '../../payments/gateway.ts';
+import type { BoardsView } from '../boards/views.ts';
 
 // Paying after the exit answer: on the hosted payment page, or by the gateway's webhook after a
 // card that did not answer in time. The panel hears of it over the ticket's SSE stream, the

@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { PubSub } from '../platform/pubsub/index.ts';
+import type { PubSub } from '../../platform/pubsub/index.ts';
 
 /**
  * What parking announces on the pub/sub port, so every API process (and its SSE clients) hears

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { lotEnv, lotJson } from '../../test/support/parking.ts';
-import { createTestApp, type TestApp } from '../../test/support/platform.ts';
+import { lotEnv, lotJson } from '../../../test/support/parking.ts';
+import { createTestApp, type TestApp } from '../../../test/support/platform.ts';
 
 let t: TestApp;
 const enter = (payload: Record<string, unknown>) =>

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createEntryBatcher } from './entry-batch.ts';
-import type { NewTicket, TicketRow } from './repository.ts';
+import type { TicketRow } from '../tables.ts';
+import { createEntryBatcher } from './batch.ts';
+import type { NewTicket } from './repository.ts';
 
 /** A fake repository recording how the batcher used it; spots are handed out in call order. */
 function fakeRepository(options: { spots: number; failBatch?: boolean }) {

@@ -1,13 +1,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { CardDetails, Payment } from '../payments/api.ts';
-import { isUniqueViolation } from '../platform/db/errors.ts';
-import { AppError } from '../platform/errors.ts';
-import { panelOrThrow, plateOrThrow } from './checks.ts';
-import { err } from './errors.ts';
-import { elapsedMs, feeFor } from './pricing.ts';
-import type { ExitState, PaymentRow } from './repository.ts';
-import type { ParkingServiceDeps } from './service.ts';
-import { exitView } from './views.ts';
+import type { FastifyBaseLogger } from 'fastify';
+import type { CardDetails, Payment, PaymentsApi } from '../../payments/api.ts';
+import type { Clock } from '../../platform/clock.ts';
+import { isUniqueViolation } from '../../platform/db/errors.ts';
+import { AppError } from '../../platform/errors.ts';
+import type { ParkingEvents } from '../boards/events.ts';
+import { panelOrThrow, plateOrThrow } from '../checks.ts';
+import { err } from '../errors.ts';
+import type { LotConfig } from '../lot/config.ts';
+import { elapsedMs, feeFor } from '../pricing/pricing.ts';
+import type { PaymentRow } from '../tables.ts';
+import { exitView, ticketView } from '../views.ts';
+import type { ExitRepository, ExitState } from './repository.ts';
 
 export interface ExitRequest {
   ticketId: string;
@@ -23,8 +27,24 @@ export interface ExitRequest {
  * PAID and frees its spot in one transaction, then refreshes the boards and opens the gate. A
  * declined payment is final: the ticket stays ACTIVE, and the next exit makes a new payment.
  */
-export function createCheckout(deps: ParkingServiceDeps) {
+export function createCheckout(deps: {
+  repository: ExitRepository;
+  lot: LotConfig;
+  payments: PaymentsApi;
+  events: ParkingEvents;
+  clock: Clock;
+  log: FastifyBaseLogger;
+}) {
   const { repository, lot, payments, clock, events, log } = deps;
+
+  /** A ticket with its current payment and the ids of all its payments (the ticket id is the capability). */
+  async function ticket(ticketId: string) {
+    const found = await repository.ticket(ticketId);
+    if (!found) throw err('ticket_not_found', `No ticket ${ticketId}`);
+    const all = await repository.payments(ticketId);
+    const current = all.find((payment) => payment.id === found.currentPaymentId);
+    return { ...ticketView(found, current), payments: all.map((payment) => payment.id) };
+  }
 
   async function exit(request: ExitRequest) {
     const state = await repository.exitState(request.ticketId);
@@ -250,5 +270,7 @@ export function createCheckout(deps: ParkingServiceDeps) {
     return exitView(ticket, (await repository.payment(payment.id)) ?? payment);
   }
 
-  return { exit, reportLost, refund, handleOutcome };
+  return { ticket, exit, reportLost, refund, handleOutcome };
 }
+
+export type Checkout = ReturnType<typeof createCheckout>;

@@ -1,8 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { ConfigError } from '../platform/config.ts';
+import { ConfigError } from '../../platform/config.ts';
+import {
+  DAY_NAMES,
+  DEFAULT_HOURLY_RATES_MINOR,
+  type Pricing,
+  type WeekdayPricing,
+} from '../pricing/pricing.ts';
 import { SPOT_TYPES, type SpotType, VEHICLE_TYPES, type VehicleType } from './allocation.ts';
-import { DAY_NAMES, DEFAULT_HOURLY_RATES_MINOR, type Pricing, type WeekdayPricing } from './pricing.ts';
 
 /**
  * The one lot, read from a JSON file (env PARKING_LOT_CONFIG, default demo-lot.json beside this

@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
-import { lotEnv, lotJson } from '../../test/support/parking.ts';
-import { paymentsApi } from '../../test/support/payments.ts';
-import { createTestApp, type TestApp } from '../../test/support/platform.ts';
-import { createEvents } from './events.ts';
-import { parseLotConfig } from './lot-config.ts';
-import { createParkingRepository } from './repository.ts';
-import { createParkingService } from './service.ts';
+import { lotEnv, lotJson } from '../../../test/support/parking.ts';
+import { paymentsApi } from '../../../test/support/payments.ts';
+import { createTestApp, type TestApp } from '../../../test/support/platform.ts';
+import { createEvents } from '../boards/events.ts';
+import { createParkingRepositories, createParkingService } from '../service.ts';
+import { parseLotConfig } from './config.ts';
 
 let t: TestApp;
 before(async () => {
@@ -18,7 +17,7 @@ after(() => t.close());
 /** The service as another process (or a restart with an edited config file) would build it. */
 function serviceFor(json: ReturnType<typeof lotJson>) {
   return createParkingService({
-    repository: createParkingRepository(t.adapters.database.db),
+    repositories: createParkingRepositories(t.adapters.database.db),
     lot: parseLotConfig(json),
     payments: paymentsApi(t.app),
     events: createEvents(t.adapters.pubsub, t.app.log),

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { enter, exit, lotEnv, lotJson } from '../../test/support/parking.ts';
-import { createTestApp, type TestApp } from '../../test/support/platform.ts';
+import { enter, exit, lotEnv, lotJson } from '../../../test/support/parking.ts';
+import { createTestApp, type TestApp } from '../../../test/support/platform.ts';
 
 // The fee shown at the exit, with the clock moved between entry and exit: hourly rates of the spec
 // (1/2/5 per whole hour, at least one), ×1.5 when entering on a weekend in New York, and a flat lot.

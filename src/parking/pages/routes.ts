@@ -1,11 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { Caller } from '../platform/auth/index.ts';
-import { grants } from '../platform/auth/keys.ts';
-import { serveStatic } from '../platform/pages/index.ts';
-import { NEEDS, VEHICLE_TYPES } from './allocation.ts';
-import { describePricing } from './pricing.ts';
-import type { ParkingService } from './service.ts';
-import { money } from './views.ts';
+import type { Caller } from '../../platform/auth/index.ts';
+import { grants } from '../../platform/auth/keys.ts';
+import { serveStatic } from '../../platform/pages/index.ts';
+import { NEEDS, VEHICLE_TYPES } from '../lot/allocation.ts';
+import { describePricing } from '../pricing/pricing.ts';
+import type { ParkingService } from '../service.ts';
+import { money } from '../views.ts';
 
 /** The lot's pages: landing, live display boards, entry panel and exit panel (a panel per config entry). */
 export const parkingPages: FastifyPluginAsyncTypebox<{ service: ParkingService }> = async (
@@ -13,7 +13,7 @@ export const parkingPages: FastifyPluginAsyncTypebox<{ service: ParkingService }
   { service },
 ) => {
   const lot = service.lot;
-  serveStatic(app, 'parking', new URL('./pages/static/', import.meta.url));
+  serveStatic(app, 'parking', new URL('./static/', import.meta.url));
   const common = {
     lot: { name: lot.name, timeZone: lot.timeZone, currency: lot.currency },
     styles: ['/static/parking/parking.css'],

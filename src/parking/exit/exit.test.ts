@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { card, enter, exit, lotEnv, lotJson } from '../../test/support/parking.ts';
-import { paymentsApi } from '../../test/support/payments.ts';
-import { createTestApp, type TestApp } from '../../test/support/platform.ts';
-import { type PaymentsApi, TEST_CARDS } from '../payments/api.ts';
-import { TICKETS_CHANNEL, type TicketEvent } from './events.ts';
+import { card, enter, exit, lotEnv, lotJson } from '../../../test/support/parking.ts';
+import { paymentsApi } from '../../../test/support/payments.ts';
+import { createTestApp, type TestApp } from '../../../test/support/platform.ts';
+import { type PaymentsApi, TEST_CARDS } from '../../payments/api.ts';
+import { TICKETS_CHANNEL, type TicketEvent } from '../boards/events.ts';
 
 let t: TestApp;
 let payments: PaymentsApi;

@@ -7,9 +7,9 @@ import {
   type RunningServer,
   screenshot,
   startServer,
-} from '../../test/support/browser.ts';
-import { lotJson, writeLot } from '../../test/support/parking.ts';
-import { TEST_CARDS } from '../payments/api.ts';
+} from '../../../test/support/browser.ts';
+import { lotJson, writeLot } from '../../../test/support/parking.ts';
+import { TEST_CARDS } from '../../payments/api.ts';
 
 const skip = browserSkipReason();
 let server: RunningServer;

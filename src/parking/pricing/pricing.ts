@@ -1,4 +1,4 @@
-import type { VehicleType } from './allocation.ts';
+import type { VehicleType } from '../lot/allocation.ts';
 
 /**
  * Pricing strategies of the spec, on integer minor units (cents). Durations are real elapsed

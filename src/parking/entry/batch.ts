@@ -1,5 +1,6 @@
-import { createGroup } from '../platform/db/group.ts';
-import type { NewTicket, ParkingRepository, TicketRow } from './repository.ts';
+import { createGroup } from '../../platform/db/group.ts';
+import type { TicketRow } from '../tables.ts';
+import type { EntryRepository, NewTicket } from './repository.ts';
 
 /**
  * Group commit for entries. With one statement and one commit per entry, an entry under load
@@ -13,7 +14,7 @@ import type { NewTicket, ParkingRepository, TicketRow } from './repository.ts';
  * each plate at most once.
  */
 export function createEntryBatcher(
-  repository: Pick<ParkingRepository, 'park' | 'parkMany'>,
+  repository: Pick<EntryRepository, 'park' | 'parkMany'>,
   options: { maxBatch?: number; maxInFlight?: number } = {},
 ) {
   const park = createGroup<NewTicket, TicketRow | undefined>({

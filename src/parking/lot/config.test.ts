@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, test } from 'node:test';
-import { lotJson, writeLot } from '../../test/support/parking.ts';
-import { ConfigError } from '../platform/config.ts';
-import { DEMO_LOT_PATH, LotConfigError, loadLotConfig, parseLotConfig } from './lot-config.ts';
+import { lotJson, writeLot } from '../../../test/support/parking.ts';
+import { ConfigError } from '../../platform/config.ts';
+import { DEMO_LOT_PATH, LotConfigError, loadLotConfig, parseLotConfig } from './config.ts';
 
 describe('the lot config', () => {
   test('the demo lot: 3 floors with all five spot types, panels, pricing, zone and lost-ticket fee', () => {

@@ -1,16 +1,21 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
-import { type RunningServer, startServer } from '../../test/support/browser.ts';
-import { lotJson, naiveParkingRepository, parkingServiceWith, writeLot } from '../../test/support/parking.ts';
+import { type RunningServer, startServer } from '../../../test/support/browser.ts';
+import {
+  lotJson,
+  naiveEntryRepository,
+  parkingServiceWith,
+  writeLot,
+} from '../../../test/support/parking.ts';
 import {
   createTestApp,
   dropNamespace,
   realServices,
   testConfig,
   uniqueName,
-} from '../../test/support/platform.ts';
-import { AppError } from '../platform/errors.ts';
+} from '../../../test/support/platform.ts';
+import { AppError } from '../../platform/errors.ts';
 
 /**
  * Races against real PostgreSQL with two app processes on one schema: the database must be the
@@ -137,7 +142,7 @@ async function twoNaiveServices() {
     await createTestApp({ services: ['parking'], env }),
   ];
   const services = apps.map((t) =>
-    parkingServiceWith(t, lotPath, naiveParkingRepository(t.adapters.database.db)),
+    parkingServiceWith(t, lotPath, naiveEntryRepository(t.adapters.database.db)),
   );
   const db = new pg.Client({
     connectionString: realServices.databaseUrl,

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { lotEnv } from '../../test/support/parking.ts';
-import { createTestApp, type TestApp } from '../../test/support/platform.ts';
-import { sseEvents } from '../../test/support/sse-reader.ts';
-import { type App, buildApp } from '../app.ts';
+import { lotEnv } from '../../../test/support/parking.ts';
+import { createTestApp, type TestApp } from '../../../test/support/platform.ts';
+import { sseEvents } from '../../../test/support/sse-reader.ts';
+import { type App, buildApp } from '../../app.ts';
 import type { BoardsView } from './views.ts';
 
 // Two API "processes" on one database and one pub/sub: a park or unpark handled by one must

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
-import type { SseHub, SseStream } from '../platform/http/sse.ts';
-import type { PubSub } from '../platform/pubsub/index.ts';
+import type { SseHub, SseStream } from '../../platform/http/sse.ts';
+import type { PubSub } from '../../platform/pubsub/index.ts';
 import { SPOTS_CHANNEL, TICKETS_CHANNEL, type TicketEvent } from './events.ts';
 import type { BoardsView } from './views.ts';
 

@@ -1,60 +1,22 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
-import type { CardDetails } from '../payments/api.ts';
-import { platformError } from '../platform/errors.ts';
-import type { LiveBoards } from './live.ts';
-import { describePricing } from './pricing.ts';
-import {
-  Availability,
-  Boards,
-  EntryBody,
-  EventStream,
-  ExitBody,
-  ExitResult,
-  LostBody,
-  Lot,
-  RefundBody,
-  Ticket,
-  TicketParams,
-  TicketWithHistory,
-} from './schemas.ts';
-import type { ParkingService } from './service.ts';
-import { money } from './views.ts';
+import type { CardDetails } from '../../payments/api.ts';
+import { platformError } from '../../platform/errors.ts';
+import type { LiveBoards } from '../boards/live.ts';
+import { access, tags } from '../http.ts';
+import { EventStream } from '../schemas.ts';
+import { ExitBody, ExitResult, LostBody, RefundBody, TicketParams, TicketWithHistory } from './schemas.ts';
+import type { Checkout } from './service.ts';
 
-const tags = ['parking'];
-
-/** Who may call what (README, Access): each route declares it, the platform enforces it. */
-const access = {
-  public: { access: { public: true } },
-  panel: { access: { operator: 'parking:panel' } },
-  attendant: { access: { operator: 'parking:attendant' } },
-  admin: { access: { admin: true } },
-} as const;
 /** A ticket's id is printed on it: whoever holds the ticket may follow and pay it. */
 const TICKET_CAPABILITY =
   'The ticket id is the capability: whoever holds the ticket may call this, without credentials.';
 
 /** HTTP only: schemas, the service call, the status code. */
-export const parkingApiRoutes: FastifyPluginAsyncTypebox<{
-  service: ParkingService;
-  live: LiveBoards;
-}> = async (app, { service, live }) => {
-  app.post(
-    '/api/v1/parking/entry',
-    {
-      config: access.panel,
-      schema: {
-        tags,
-        summary: 'A vehicle enters: assign the first fitting free spot and issue a ticket',
-        description:
-          'Floors are searched in the order of the lot config; on a floor the smallest fitting spot type is used, HANDICAPPED and ELECTRIC last unless asked for in `needs` (then those come first, lot-wide). 409 `parking_full` issues no ticket; 409 `vehicle_already_parked` when the plate is inside.',
-        body: EntryBody,
-        response: { 201: Ticket },
-      },
-    },
-    async (request, reply) => reply.code(201).send(await service.enter(request.body)),
-  );
-
+export const exitRoutes: FastifyPluginAsyncTypebox<{ checkout: Checkout; live: LiveBoards }> = async (
+  app,
+  { checkout, live },
+) => {
   // Keys are scoped per ticket (or plate), so two panels can never collide on one.
   const paying = { idempotency: { scope: 'parking.pay', principal: ticketOrPlate } };
 
@@ -74,7 +36,7 @@ export const parkingApiRoutes: FastifyPluginAsyncTypebox<{
     },
     async (request, reply) => {
       const body = request.body;
-      const result = await service.exit({ ...body, ...payment(request, body.payment) });
+      const result = await checkout.exit({ ...body, ...payment(request, body.payment) });
       return reply.code(body.payment && result.status === 'PENDING' ? 202 : 200).send(result);
     },
   );
@@ -95,7 +57,7 @@ export const parkingApiRoutes: FastifyPluginAsyncTypebox<{
     },
     async (request, reply) => {
       const body = request.body;
-      const result = await service.reportLost({ ...body, ...payment(request, body.payment) });
+      const result = await checkout.reportLost({ ...body, ...payment(request, body.payment) });
       return reply.code(body.payment && result.status === 'PENDING' ? 202 : 200).send(result);
     },
   );
@@ -112,7 +74,7 @@ export const parkingApiRoutes: FastifyPluginAsyncTypebox<{
         response: { 200: TicketWithHistory },
       },
     },
-    async (request) => service.ticket(request.params.ticketId),
+    async (request) => checkout.ticket(request.params.ticketId),
   );
 
   app.get(
@@ -143,69 +105,7 @@ export const parkingApiRoutes: FastifyPluginAsyncTypebox<{
         response: { 200: ExitResult },
       },
     },
-    async (request) => service.refund(request.params.ticketId, request.body.reason),
-  );
-
-  app.get(
-    '/api/v1/parking/availability',
-    {
-      config: access.public,
-      schema: { tags, summary: 'Free spots per floor and type', response: { 200: Availability } },
-    },
-    async () => service.availability(),
-  );
-
-  app.get(
-    '/api/v1/parking/boards',
-    {
-      config: access.public,
-      schema: {
-        tags,
-        summary: 'The display boards: free and total spots per floor and type',
-        response: { 200: Boards },
-      },
-    },
-    async () => service.boards(),
-  );
-
-  app.get(
-    '/api/v1/parking/boards/stream',
-    {
-      config: access.public,
-      schema: {
-        tags,
-        summary: 'Server-Sent Events: `boards` with the full boards, at once and after every park and unpark',
-        response: { 200: EventStream },
-      },
-    },
-    async (request, reply) => live.streamBoards(request, reply),
-  );
-
-  app.get(
-    '/api/v1/parking/lot',
-    {
-      config: access.public,
-      schema: { tags, summary: 'The lot: floors, panels, pricing, time zone', response: { 200: Lot } },
-    },
-    async () => {
-      const lot = service.lot;
-      return {
-        id: lot.id,
-        name: lot.name,
-        timeZone: lot.timeZone,
-        currency: lot.currency,
-        pricing: describePricing(lot.pricing, lot.currency),
-        lostTicketFee: money(lot.lostTicketFeeMinor),
-        entryPanels: lot.entryPanels,
-        exitPanels: lot.exitPanels,
-        floors: lot.floors.map((floor) => ({
-          floor: floor.floor,
-          name: floor.name,
-          boardId: floor.boardId,
-          spots: floor.spots.length,
-        })),
-      };
-    },
+    async (request) => checkout.refund(request.params.ticketId, request.body.reason),
   );
 };
 
