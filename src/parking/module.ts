@@ -22,6 +22,7 @@ export const parkingModule: ServiceModule = {
   migrations: parkingMigrations,
   async create(deps) {
     const lot = loadLotConfig(loadParkingSettings(deps.config.env).lotConfigPath);
+    // `needs: ['payments']`: the platform created payments first; its public API is this.
     const payments = deps.modules.get('payments') as PaymentsApi;
     const service = createParkingService({
       repositories: createParkingRepositories(deps.database.db),
