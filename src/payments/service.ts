@@ -7,7 +7,6 @@ import type {
   CreatePaymentInput,
   Payment,
   PaymentEventHandler,
-  PaymentEventType,
   PaymentJson,
   PaymentPurpose,
   PaymentsApi,
@@ -90,7 +89,7 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
     const handler = handlers.get(row.purpose);
     if (!handler || !row.last_event || row.notified_version >= row.version) return;
     try {
-      await handler({ type: row.last_event as PaymentEventType, payment: toPayment(row) });
+      await handler({ type: row.last_event, payment: toPayment(row) });
       await repo.markNotified(row.id, row.version);
     } catch (error) {
       log.error(

@@ -1,5 +1,5 @@
 import type { ColumnType, Generated, Selectable } from 'kysely';
-import type { PaymentPurpose, PaymentStatus } from './api.ts';
+import type { PaymentEventType, PaymentPurpose, PaymentStatus } from './api.ts';
 import type { ChargeStatus } from './gateway.ts';
 
 /** Kysely types of the payments tables (created in migrations/index.ts). */
@@ -39,7 +39,8 @@ export interface PaymentsTable {
   /** The outbox: a transition bumps `version`; the owner has seen it once `notified_version` equals it. */
   version: Generated<number>;
   notified_version: Generated<number>;
-  last_event: string | null;
+  /** The event of the latest transition, for the owner's handler. */
+  last_event: PaymentEventType | null;
   created_at: Date;
   updated_at: Date;
   completed_at: Date | null;

@@ -43,6 +43,7 @@ export function createLiveBoards(deps: {
   }
 
   function onTicketEvent(message: unknown): void {
+    // This channel carries only what events.ts publishes on it.
     const event = message as TicketEvent;
     for (const stream of ticketStreams.get(event.ticketId) ?? []) stream.send(event.type, event);
   }

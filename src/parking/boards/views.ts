@@ -11,8 +11,13 @@ const COLUMNS: Record<SpotType, 'motorcycle' | 'compact' | 'large' | 'handicappe
   ELECTRIC: 'electric',
 };
 
-const zeros = () =>
-  ({ MOTORCYCLE: 0, COMPACT: 0, LARGE: 0, HANDICAPPED: 0, ELECTRIC: 0 }) as Record<SpotType, number>;
+const zeros = (): Record<SpotType, number> => ({
+  MOTORCYCLE: 0,
+  COMPACT: 0,
+  LARGE: 0,
+  HANDICAPPED: 0,
+  ELECTRIC: 0,
+});
 
 /** Spec: `floors: [{floor, motorcycle, compact, large}]`, plus handicapped and electric. */
 export function availabilityView(lot: LotConfig, counts: FreeCount[]) {
