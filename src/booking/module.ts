@@ -12,7 +12,7 @@ import { loadDemoCatalogue } from './catalogue/demo.ts';
 import { createCatalogueRepository } from './catalogue/repository.ts';
 import { catalogueRoutes } from './catalogue/routes.ts';
 import { createCatalogueService } from './catalogue/service.ts';
-import { bookingMigrations } from './migrations.ts';
+import { bookingMigrations } from './migrations/index.ts';
 import { pageRoutes } from './pages/routes.ts';
 import { createSearchRepository } from './search/repository.ts';
 import { searchRoutes } from './search/routes.ts';
@@ -42,12 +42,17 @@ export const bookingModule: ServiceModule = {
     if (settings.unsafeNoArbiter)
       log.error('BOOKING_UNSAFE_NO_ARBITER is set: seats CAN be sold twice (tests only)');
 
-    const catalogueRepo = createCatalogueRepository(db);
+    const catalogueRepo = createCatalogueRepository(deps.database.db);
     const catalogue = createCatalogueService({ repo: catalogueRepo, cache, clock });
     if (settings.demoCatalogue && (await loadDemoCatalogue(catalogueRepo, clock))) {
       log.info('loaded the demo catalogue (BOOKING_DEMO=false skips it)');
     }
-    const search = createSearchService({ repo: createSearchRepository(db), catalogue, cache, clock });
+    const search = createSearchService({
+      repo: createSearchRepository(deps.database.db),
+      catalogue,
+      cache,
+      clock,
+    });
     const seatsRepo = createSeatsRepository(db, {
       unsafeNoArbiter: settings.unsafeNoArbiter,
       limits: { perShow: settings.holdsPerUserShow, perUser: settings.holdsPerUser },
@@ -72,6 +77,8 @@ export const bookingModule: ServiceModule = {
       secret: config.secret,
     });
     const live = createQueueLive({ waitingRoom, pubsub, sse: deps.sse, log });
+    // The platform keeps modules' public APIs untyped (`unknown`): these casts name what the
+    // payments and notify modules publish (`needs` has them created first, when enabled).
     const payments = () => deps.modules.get('payments') as BookingPayments | undefined;
     const notifier = createBookingNotifier({
       notify: deps.modules.get('notify') as NotifyApi | undefined,
@@ -110,12 +117,12 @@ export const bookingModule: ServiceModule = {
     return {
       routes: async (app) => {
         const limits = { settings, limiter: deps.limiter };
-        catalogueRoutes(app, catalogue);
-        searchRoutes(app, search);
+        await app.register(catalogueRoutes, { catalogue });
+        await app.register(searchRoutes, { search });
         await app.register(seatsRoutes, { seats, ...limits });
         waitingRoomRoutes(app, waitingRoom, live, limits);
         bookingsRoutes(app, bookings);
-        pageRoutes(app, { catalogue, search, settings, clock });
+        await app.register(pageRoutes, { catalogue, search, settings, clock });
       },
       jobs: [
         {

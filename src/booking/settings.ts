@@ -1,9 +1,10 @@
-import { ConfigError } from '../platform/config.ts';
+import { type Env, envReader, pattern } from '../platform/env.ts';
 import type { RatePolicy } from '../platform/ratelimit/index.ts';
 
-type Env = Record<string, string | undefined>;
-
-/** The booking service's own settings, read once from the environment the config came from. */
+/**
+ * The booking service's own settings, read once (through the platform's env reader) from the
+ * environment the config came from.
+ */
 export interface BookingSettings {
   /** How long a hold keeps its seats (spec: 10 minutes). */
   holdMs: number;
@@ -37,58 +38,22 @@ export interface BookingSettings {
   unsafeNoArbiter: boolean;
 }
 
-export function loadBookingSettings(env: Readonly<Env>): BookingSettings {
+export function loadBookingSettings(env: Env): BookingSettings {
+  const read = envReader(env);
   return {
-    holdMs: int(env, 'BOOKING_HOLD_MINUTES', 10, 1, 60) * 60_000,
-    maxSeatsPerHold: int(env, 'BOOKING_MAX_SEATS', 10, 1, 50),
-    refundCutoffMs: int(env, 'BOOKING_REFUND_CUTOFF_HOURS', 4, 0, 24 * 30) * 3_600_000,
-    paymentWaitMs: int(env, 'BOOKING_PAYMENT_WAIT_MS', 8000, 0, 120_000),
-    paymentTimeoutMs: int(env, 'BOOKING_PAYMENT_TIMEOUT_SECONDS', 120, 5, 3600) * 1000,
-    queueCapacity: int(env, 'BOOKING_QUEUE_CAPACITY', 100, 1, 100_000),
-    admissionMs: int(env, 'BOOKING_ADMISSION_MINUTES', 10, 1, 120) * 60_000,
-    currency: pattern(env, 'BOOKING_CURRENCY', 'INR', /^[A-Z]{3}$/),
-    holdsPerUserShow: int(env, 'BOOKING_HOLDS_PER_USER_SHOW', 1, 1, 1000),
-    holdsPerUser: int(env, 'BOOKING_HOLDS_PER_USER', 3, 1, 1000),
-    holdRate: rate(env, 'BOOKING_RATE_HOLD', '30/60', 'booking.hold'),
-    queueRate: rate(env, 'BOOKING_RATE_QUEUE', '120/60', 'booking.queue'),
-    demoCatalogue: bool(env, 'BOOKING_DEMO', true),
-    unsafeNoArbiter: bool(env, 'BOOKING_UNSAFE_NO_ARBITER', false),
+    holdMs: read.int('BOOKING_HOLD_MINUTES', 10, 1, 60) * 60_000,
+    maxSeatsPerHold: read.int('BOOKING_MAX_SEATS', 10, 1, 50),
+    refundCutoffMs: read.int('BOOKING_REFUND_CUTOFF_HOURS', 4, 0, 24 * 30) * 3_600_000,
+    paymentWaitMs: read.int('BOOKING_PAYMENT_WAIT_MS', 8000, 0, 120_000),
+    paymentTimeoutMs: read.int('BOOKING_PAYMENT_TIMEOUT_SECONDS', 120, 5, 3600) * 1000,
+    queueCapacity: read.int('BOOKING_QUEUE_CAPACITY', 100, 1, 100_000),
+    admissionMs: read.int('BOOKING_ADMISSION_MINUTES', 10, 1, 120) * 60_000,
+    currency: pattern('BOOKING_CURRENCY', read.string('BOOKING_CURRENCY', 'INR'), /^[A-Z]{3}$/),
+    holdsPerUserShow: read.int('BOOKING_HOLDS_PER_USER_SHOW', 1, 1, 1000),
+    holdsPerUser: read.int('BOOKING_HOLDS_PER_USER', 3, 1, 1000),
+    holdRate: read.rate('BOOKING_RATE_HOLD', '30/60', 'booking.hold'),
+    queueRate: read.rate('BOOKING_RATE_QUEUE', '120/60', 'booking.queue'),
+    demoCatalogue: read.bool('BOOKING_DEMO', true),
+    unsafeNoArbiter: read.bool('BOOKING_UNSAFE_NO_ARBITER', false),
   };
-}
-
-function int(env: Readonly<Env>, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!/^\d+$/.test(raw.trim()) || value < min || value > max) {
-    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
-  }
-  return value;
-}
-
-/** `POINTS/SECONDS`, as the paste service's rates. */
-function rate(env: Readonly<Env>, name: string, fallback: string, policy: string): RatePolicy {
-  const raw = env[name] || fallback;
-  const match = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(raw);
-  const points = Number(match?.[1]);
-  const durationSec = Number(match?.[2]);
-  if (!match || points < 1 || durationSec < 1 || points > 1e9 || durationSec > 86_400) {
-    throw new ConfigError(`${name} must look like POINTS/SECONDS (e.g. 30/60), got "${raw}"`);
-  }
-  return { name: policy, points, durationSec };
-}
-
-function bool(env: Readonly<Env>, name: string, fallback: boolean): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (['true', '1', 'yes'].includes(raw)) return true;
-  if (['false', '0', 'no'].includes(raw)) return false;
-  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
-}
-
-function pattern(env: Readonly<Env>, name: string, fallback: string, re: RegExp): string {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!re.test(raw)) throw new ConfigError(`${name} must match ${re}, got "${raw}"`);
-  return raw;
 }

@@ -1,134 +1,198 @@
-import type { Generated, Kysely } from 'kysely';
+import type { ColumnType, Generated, GeneratedAlways, Kysely } from 'kysely';
 import type { Db } from '../platform/db/index.ts';
 
-/** Kysely types of the booking tables (see migrations.ts). */
+/**
+ * Kysely types of the booking tables, as `migrations/index.ts` creates them and as both drivers
+ * return them: `bigint` columns come back as BigInt (platform/db), `numeric` as a string, `date`
+ * as a Date (at UTC midnight). Columns with a default are `Generated` (optional on insert).
+ */
+// A type, not an interface: `withTables` needs its string index (an interface has none).
 export type BookingTables = {
-  booking_cities: { id: string; name: string; state: string | null; timezone: string; created_at: Date };
-  booking_movies: {
-    id: string;
-    title: string;
-    description: string;
-    duration_minutes: number;
-    language: string;
-    genres: string[];
-    release_date: string;
-    poster_url: string | null;
-    rating: string | number | null;
-    created_at: Date;
-    updated_at: Date;
-  };
-  booking_theaters: {
-    id: string;
-    city_id: string;
-    name: string;
-    address: string;
-    total_screens: number;
-    created_at: Date;
-  };
-  booking_screens: {
-    id: string;
-    theater_id: string;
-    screen_number: number;
-    total_seats: number;
-    screen_type: string;
-    created_at: Date;
-  };
-  booking_seats: {
-    id: string;
-    screen_id: string;
-    row_number: string;
-    seat_number: number;
-    seat_type: SeatType;
-    base_price_minor: number | bigint;
-  };
-  booking_shows: {
-    id: string;
-    movie_id: string;
-    screen_id: string;
-    show_time: Date;
-    end_time: Date;
-    price_multiplier: string | number;
-    status: Generated<'SCHEDULED' | 'CANCELLED'>;
-    is_hot: Generated<boolean>;
-    cancelled_at: Date | null;
-    cancel_reason: string | null;
-    created_at: Date;
-  };
-  booking_show_seats: {
-    show_id: string;
-    seat_id: string;
-    status: 'AVAILABLE' | 'HELD' | 'BOOKED' | 'CLOSED';
-    hold_id: string | null;
-    held_until: Date | null;
-  };
-  booking_holds: {
-    id: string;
-    show_id: string;
-    user_id: string;
-    seat_ids: string[];
-    seats: string[];
-    total_minor: number | bigint;
-    status: HoldStatus;
-    expires_at: Date;
-    created_at: Date;
-    released_at: Date | null;
-    release_reason: string | null;
-  };
-  booking_bookings: {
-    id: string;
-    hold_id: string;
-    user_id: string;
-    show_id: string;
-    status: BookingStatus;
-    seats: string[];
-    total_minor: number | bigint;
-    currency: string;
-    payment_id: string | null;
-    booking_time: Date;
-    payment_deadline: Date;
-    confirmed_at: Date | null;
-    failed_at: Date | null;
-    failure_reason: string | null;
-    cancelled_at: Date | null;
-    cancel_reason: string | null;
-    refund_minor: number | bigint | null;
-    refund_status: RefundStatus | null;
-    email: string | null;
-    phone: string | null;
-  };
-  booking_payments: {
-    payment_id: string;
-    booking_id: string;
-    status: 'PENDING' | 'COMPLETED' | 'FAILED' | 'REFUNDED';
-    amount_minor: number | bigint;
-    created_at: Date;
-    settled_at: Date | null;
-    refund_status: RefundStatus | null;
-    refund_minor: number | bigint | null;
-    refund_reason: string | null;
-    refund_attempts: Generated<number>;
-  };
-  booking_reminders: { booking_id: string; kind: string; sent_at: Date };
-  booking_hold_users: { user_id: string; version: number | bigint };
-  booking_queue_entries: {
-    show_id: string;
-    user_id: string;
-    seq: number | bigint;
-    status: 'WAITING' | 'ADMITTED' | 'DONE';
-    joined_at: Date;
-    admitted_at: Date | null;
-    admitted_until: Date | null;
-  };
+  booking_cities: CitiesTable;
+  booking_movies: MoviesTable;
+  booking_theaters: TheatersTable;
+  booking_screens: ScreensTable;
+  booking_seats: SeatsTable;
+  booking_shows: ShowsTable;
+  booking_show_seats: ShowSeatsTable;
+  booking_holds: HoldsTable;
+  booking_bookings: BookingsTable;
+  booking_payments: PaymentsTable;
+  booking_reminders: RemindersTable;
+  booking_hold_users: HoldUsersTable;
+  booking_queue_entries: QueueEntriesTable;
 };
+
+/** `bigint`: read as BigInt, written from a number or a BigInt. */
+type Int8 = ColumnType<bigint, number | bigint, number | bigint>;
+/** `numeric`: read as its exact decimal text, written from a number or text. */
+type Numeric = ColumnType<string, number | string, number | string>;
+/** `date`: read as a Date, written as `YYYY-MM-DD` (or a Date). */
+type CalendarDate = ColumnType<Date, string | Date, string | Date>;
+type Nullable<C> =
+  C extends ColumnType<infer S, infer I, infer U>
+    ? ColumnType<S | null, I | null | undefined, U | null>
+    : never;
+/** A column with a default (`Generated` for the column types above). */
+type Defaulted<C> = C extends ColumnType<infer S, infer I, infer U> ? ColumnType<S, I | undefined, U> : never;
 
 export type SeatType = 'REGULAR' | 'PREMIUM' | 'RECLINER';
 export const SEAT_TYPES: SeatType[] = ['REGULAR', 'PREMIUM', 'RECLINER'];
+export type ShowStatus = 'SCHEDULED' | 'CANCELLED';
+export type ShowSeatStatus = 'AVAILABLE' | 'HELD' | 'BOOKED' | 'CLOSED';
 export type HoldStatus = 'HELD' | 'BOOKED' | 'RELEASED' | 'EXPIRED';
 export type BookingStatus = 'PENDING' | 'CONFIRMED' | 'FAILED' | 'CANCELLED';
+export type PaymentStatus = 'PENDING' | 'COMPLETED' | 'FAILED' | 'REFUNDED';
 export type RefundStatus = 'PENDING' | 'COMPLETED' | 'FAILED';
+export type QueueStatus = 'WAITING' | 'ADMITTED' | 'DONE';
+
+export interface CitiesTable {
+  id: string;
+  name: string;
+  state: string | null;
+  timezone: string;
+  created_at: Date;
+}
+
+export interface MoviesTable {
+  id: string;
+  title: string;
+  description: Generated<string>;
+  duration_minutes: number;
+  language: string;
+  genres: Generated<string[]>;
+  release_date: CalendarDate;
+  poster_url: string | null;
+  rating: Nullable<Numeric>;
+  created_at: Date;
+  updated_at: Date;
+  /** `to_tsvector('english', title)`, kept by PostgreSQL (full-text search). */
+  title_tsv: GeneratedAlways<string>;
+}
+
+export interface TheatersTable {
+  id: string;
+  city_id: string;
+  name: string;
+  address: Generated<string>;
+  total_screens: Generated<number>;
+  created_at: Date;
+}
+
+export interface ScreensTable {
+  id: string;
+  theater_id: string;
+  screen_number: number;
+  total_seats: number;
+  screen_type: string;
+  created_at: Date;
+}
+
+export interface SeatsTable {
+  id: string;
+  screen_id: string;
+  row_number: string;
+  seat_number: number;
+  seat_type: SeatType;
+  base_price_minor: Int8;
+}
+
+export interface ShowsTable {
+  id: string;
+  movie_id: string;
+  screen_id: string;
+  show_time: Date;
+  end_time: Date;
+  price_multiplier: Defaulted<Numeric>;
+  status: Generated<ShowStatus>;
+  is_hot: Generated<boolean>;
+  cancelled_at: Date | null;
+  cancel_reason: string | null;
+  created_at: Date;
+}
+
+export interface ShowSeatsTable {
+  show_id: string;
+  seat_id: string;
+  status: Generated<ShowSeatStatus>;
+  hold_id: string | null;
+  held_until: Date | null;
+}
+
+export interface HoldsTable {
+  id: string;
+  show_id: string;
+  user_id: string;
+  seat_ids: string[];
+  seats: string[];
+  total_minor: Int8;
+  status: HoldStatus;
+  expires_at: Date;
+  created_at: Date;
+  released_at: Date | null;
+  release_reason: string | null;
+}
+
+export interface BookingsTable {
+  id: string;
+  hold_id: string;
+  user_id: string;
+  show_id: string;
+  status: BookingStatus;
+  seats: string[];
+  total_minor: Int8;
+  currency: string;
+  payment_id: string | null;
+  booking_time: Date;
+  payment_deadline: Date;
+  confirmed_at: Date | null;
+  failed_at: Date | null;
+  failure_reason: string | null;
+  cancelled_at: Date | null;
+  cancel_reason: string | null;
+  refund_minor: Nullable<Int8>;
+  refund_status: RefundStatus | null;
+  email: string | null;
+  phone: string | null;
+}
+
+export interface PaymentsTable {
+  payment_id: string;
+  booking_id: string;
+  status: PaymentStatus;
+  amount_minor: Int8;
+  created_at: Date;
+  settled_at: Date | null;
+  refund_status: RefundStatus | null;
+  refund_minor: Nullable<Int8>;
+  refund_reason: string | null;
+  refund_attempts: Generated<number>;
+}
+
+export interface RemindersTable {
+  booking_id: string;
+  kind: string;
+  sent_at: Date;
+}
+
+export interface HoldUsersTable {
+  user_id: string;
+  version: Int8;
+}
+
+export interface QueueEntriesTable {
+  show_id: string;
+  user_id: string;
+  seq: Int8;
+  status: QueueStatus;
+  joined_at: Date;
+  admitted_at: Date | null;
+  admitted_until: Date | null;
+}
 
 export type BookingDb = Kysely<BookingTables>;
 
+/** The booking tables' typed handle on the shared database. */
 export function bookingDb(db: Db): BookingDb {
-  return db.withTables<BookingTables>() as unknown as BookingDb;
+  return db.withTables<BookingTables>();
 }

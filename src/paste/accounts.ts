@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { Access, AccountScheme } from '../platform/auth/index.ts';
-import type { Account, PasteService } from './service.ts';
+import type { Account, PasteService, Reader } from './service.ts';
 
 /**
  * Paste accounts keep their own API keys (`pk_…`, POST /api/v1/users), registered with the
@@ -39,4 +39,23 @@ export function pasteKeyScheme(service: PasteService): AccountScheme {
 export function accountOf(request: FastifyRequest): Account | undefined {
   const caller = request.caller;
   return caller.kind === 'account' && caller.scheme === PASTE_KEY ? { id: BigInt(caller.userId) } : undefined;
+}
+
+/** Link-preview fetchers (chat apps, social networks, search engines): they must never burn a paste. */
+const PREVIEW_AGENTS =
+  /bot\b|crawler|spider|slurp|facebookexternalhit|facebot|twitterbot|slackbot|slack-imgproxy|discordbot|telegrambot|whatsapp|linkedinbot|skypeuripreview|embedly|iframely|mattermost|pinterest|vkshare|redditbot|applebot|google-safety|bingpreview|outlook|teams|preview/i;
+
+export function isPreview(request: FastifyRequest): boolean {
+  return request.method === 'HEAD' || PREVIEW_AGENTS.test(request.headers['user-agent'] ?? '');
+}
+
+/** The reader of a request; its account is the one the platform's auth hook proved. */
+export function readerOf(request: FastifyRequest, password?: string): Reader {
+  const header = request.headers['x-paste-password'];
+  return {
+    user: accountOf(request),
+    ip: request.ip,
+    password: password ?? (typeof header === 'string' ? header : undefined),
+    preview: isPreview(request),
+  };
 }

@@ -1,9 +1,9 @@
 import { isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { constants, zstdDecompressSync } from 'node:zlib';
+import { createZstdCompressor, type ZstdCompressor } from '../platform/perf/zstd-context.ts';
 import { pasteError } from './errors.ts';
 import { MAX_CONTENT_BYTES } from './settings.ts';
-import { createZstdCompressor } from './zstd.ts';
 
 /**
  * What makes text acceptable: valid UTF-8 (so it can be served as `text/plain; charset=utf-8`
@@ -57,19 +57,16 @@ export interface StoredContent {
 export function packContent(bytes: Buffer): StoredContent {
   return {
     hash: createHash('sha256').update(bytes).digest('hex'),
-    data: compressorFor(bytes.length)(bytes),
+    data: compress(bytes),
     size: bytes.length,
   };
 }
 
 /**
- * Level 3 (zstd's default): ~3-4x on source code at a few hundred MB/s. Its match tables are
- * sized for large inputs (window 2 MB, hash 2^17, chain 2^16 entries) and are cleared for every
- * frame; for a 10 KB paste that clearing was most of the compressor's work (callgrind: 322k
- * instructions per 10 KB compression, 192k with the tables bounded by the input's size, for a
- * stored size 0.3 % larger on source files of 9-97 KB). Inputs above 2 MB get level 3 as it is.
- * Each window size has one context for the process's life (zstd.ts): building a context per
- * call cost more than compressing.
+ * Level 3 (zstd's default) compresses source code a few times over at a few hundred MB/s. Its
+ * match tables are sized for large inputs and are cleared for every frame, which for a paste of
+ * a few KB costs more than the compression itself; bounding them by the input's size removes
+ * that work for a stored size hardly larger. Inputs above 2 MB get level 3 as it is.
  */
 function zstdParams(windowLog: number): Record<number, number> {
   return {
@@ -80,17 +77,20 @@ function zstdParams(windowLog: number): Record<number, number> {
   };
 }
 
-/** One reusable context per window size (zstd.ts): at most 12 of them, 10 to 21. */
-const compressors = new Map<number, (input: Buffer) => Buffer>();
+/**
+ * One compression context per window size (10 to 21), kept for the process's life: setting one
+ * up per call cost more than compressing (src/platform/perf/zstd-context.ts says why and how).
+ */
+const compressors = new Map<number, ZstdCompressor>();
 
-function compressorFor(size: number) {
-  const windowLog = Math.min(21, Math.max(10, Math.ceil(Math.log2(size))));
-  let compress = compressors.get(windowLog);
-  if (!compress) {
-    compress = createZstdCompressor({ params: zstdParams(windowLog) });
-    compressors.set(windowLog, compress);
+function compress(bytes: Buffer): Buffer {
+  const windowLog = Math.min(21, Math.max(10, Math.ceil(Math.log2(bytes.length))));
+  let compressor = compressors.get(windowLog);
+  if (!compressor) {
+    compressor = createZstdCompressor({ params: zstdParams(windowLog) });
+    compressors.set(windowLog, compressor);
   }
-  return compress;
+  return compressor(bytes);
 }
 
 export function unpackContent(data: Uint8Array, encoding: string): string {

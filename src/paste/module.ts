@@ -1,8 +1,8 @@
 import type { ServiceModule } from '../platform/module.ts';
 import { pasteKeyScheme } from './accounts.ts';
 import { createCleanup } from './cleanup.ts';
-import { pasteMigrations } from './migrations.ts';
-import { pastePageRoutes } from './pages.ts';
+import { pasteMigrations } from './migrations/index.ts';
+import { pastePageRoutes } from './pages/routes.ts';
 import { createPasteReads } from './reads.ts';
 import { createPasteRepository } from './repository.ts';
 import { pasteApiRoutes } from './routes.ts';
@@ -16,7 +16,7 @@ export const pasteModule: ServiceModule = {
   migrations: pasteMigrations,
   async create(deps) {
     // The service's own settings (rate limits, cache size) are validated here, at start-up.
-    const settings = loadPasteSettings(process.env);
+    const settings = loadPasteSettings(deps.config.env);
     const registry = deps.metrics.registry;
     const repository = createPasteRepository(deps.database);
     const reads = createPasteReads({
@@ -40,9 +40,8 @@ export const pasteModule: ServiceModule = {
       settings,
       baseUrl: deps.config.baseUrl,
       registry,
-      // Two: one batch's commit (its fsync) overlaps the next one's execution, and the batches are
-      // twice as large as with four, which cut PostgreSQL's CPU per paste by ~20 % (paste-create:
-      // 7 -> 14 pastes per commit; bench/README.md).
+      // Two: one batch's commit (its fsync) overlaps the next one's execution, and fewer writers
+      // make larger batches, so PostgreSQL commits and plans less per paste (paste-create).
       maxConcurrentWrites: Math.max(1, Math.min(2, deps.database.poolSize)),
     });
     // Registered while the module is created: /openapi.json lists the platform's schemes after that.
@@ -57,8 +56,8 @@ export const pasteModule: ServiceModule = {
         invalidate: reads.invalidate,
       },
       async routes(app) {
-        await pasteApiRoutes(app, service, reads, deps.clock);
-        pastePageRoutes(app, service, reads, deps.config.baseUrl);
+        await app.register(pasteApiRoutes, { pastes: service, reads, clock: deps.clock });
+        await app.register(pastePageRoutes, { pastes: service, reads, baseUrl: deps.config.baseUrl });
       },
       jobs: [
         {

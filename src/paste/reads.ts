@@ -5,7 +5,8 @@ import type { Clock } from '../platform/clock.ts';
 import type { PubSub } from '../platform/pubsub/index.ts';
 import { unpackContent } from './content.ts';
 import type { Highlighted } from './highlight.ts';
-import type { PasteRepository, PasteRow } from './repository.ts';
+import type { PasteRepository } from './repository.ts';
+import type { DeletedReason, PasteRow } from './tables.ts';
 
 /** What the shared cache holds per short_url (JSON, so Redis can hold it too). */
 export interface CachedPaste {
@@ -25,7 +26,7 @@ export interface CachedPaste {
   hash: string;
 }
 
-export type GoneReason = 'expired' | 'deleted' | 'burned';
+export type GoneReason = DeletedReason;
 type Loaded = { state: 'live'; paste: CachedPaste } | { state: 'gone'; reason: GoneReason };
 
 /** A paste as this process serves it: the cached record plus its pre-rendered responses. */
@@ -35,11 +36,10 @@ export interface LocalEntry {
   /** Public, no password, no burn: any reader gets it without further checks. */
   open: boolean;
   /**
-   * The JSON body up to the views count, as one flat string; a read appends `views}`. It was
-   * UTF-8 bytes once, copied into a new Buffer per read: one memcpy, but every body (10 KB in the
-   * paste-read benchmark) was an ArrayBuffer outside the JavaScript heap, and ~500 MB/s of those
-   * made V8 run a full mark-compact several times a second (p99 20 ms, a third fewer reads after
-   * the first seconds). A string body dies young in the heap and costs a scavenge.
+   * The JSON body up to the views count, as one flat string; a read appends `views}`. Not UTF-8
+   * bytes copied into a new Buffer per read: each such body lives outside the JavaScript heap,
+   * and at a high read rate that external memory drives V8 into frequent full mark-compacts
+   * (long pauses, fewer reads). A string body dies young in the heap and costs a scavenge.
    */
   jsonHead: string;
   /** This paste's view total as far as this process knows. */
@@ -147,20 +147,19 @@ export function createPasteReads(deps: ReadsDeps): PasteReads {
 
   const ttlFor = (expiresAtMs: number, now: number) => Math.min(DAY_MS, expiresAtMs - now);
 
-  async function loadFromDatabase(shortUrl: string) {
+  async function loadFromDatabase(shortUrl: string): Promise<{ value: Loaded; ttlMs: number } | undefined> {
     loads.inc();
     reads.inc({ layer: 'database' });
     const row = await repository.findWithContent(shortUrl);
     if (!row) return undefined;
     const now = clock.now().getTime();
-    if (row.deleted_reason)
-      return { value: { state: 'gone', reason: row.deleted_reason } as Loaded, ttlMs: 0 };
+    if (row.deleted_reason) return { value: { state: 'gone', reason: row.deleted_reason }, ttlMs: 0 };
     if (row.expires_at && row.expires_at.getTime() <= now) {
-      return { value: { state: 'gone', reason: 'expired' } as Loaded, ttlMs: 0 };
+      return { value: { state: 'gone', reason: 'expired' }, ttlMs: 0 };
     }
     const paste = toCached(row, unpackContent(row.data, row.encoding));
     return {
-      value: { state: 'live', paste } as Loaded,
+      value: { state: 'live', paste },
       ttlMs: ttlFor(row.expires_at?.getTime() ?? Infinity, now),
     };
   }
@@ -228,7 +227,7 @@ export function createPasteReads(deps: ReadsDeps): PasteReads {
       if (entry) return Promise.resolve({ state: 'live', entry });
       const inFlight = loading.get(shortUrl);
       if (inFlight) return inFlight.promise;
-      const marker = { promise: Promise.resolve(undefined) as Promise<Lookup>, stale: false };
+      const marker = { promise: Promise.resolve<Lookup>(undefined), stale: false };
       marker.promise = lookupUncached(shortUrl, marker).finally(() => {
         if (loading.get(shortUrl) === marker) loading.delete(shortUrl);
       });

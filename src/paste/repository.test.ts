@@ -3,7 +3,8 @@ import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
 import { createTestApp, type TestApp } from '../../test/support/platform.ts';
 import { packContent, unpackContent } from './content.ts';
-import { createPasteRepository, type NewPaste } from './repository.ts';
+import { createPasteRepository } from './repository.ts';
+import type { NewPaste } from './tables.ts';
 
 let t: TestApp;
 before(async () => {

@@ -2,33 +2,7 @@ import { sql } from 'kysely';
 import type { Database } from '../platform/db/index.ts';
 import { createStatements } from '../platform/db/prepared.ts';
 import type { StoredContent } from './content.ts';
-
-export interface PasteRow {
-  id: bigint;
-  short_url: string;
-  content_hash: string;
-  content_type: string;
-  syntax: string | null;
-  created_at: Date;
-  expires_at: Date | null;
-  user_id: bigint | null;
-  views: bigint;
-  is_private: boolean;
-  password_hash: string | null;
-  burn_after_read: boolean;
-  delete_token_hash: string;
-  size: number;
-  deleted_at: Date | null;
-  deleted_reason: 'expired' | 'deleted' | 'burned' | null;
-}
-
-export type NewPaste = Omit<PasteRow, 'views' | 'deleted_at' | 'deleted_reason' | 'content_hash'>;
-
-export interface UserRow {
-  id: bigint;
-  email: string;
-  created_at: Date;
-}
+import type { NewPaste, PasteDb, PasteRow, PasteTables, UserRow } from './tables.ts';
 
 export type PasteRepository = ReturnType<typeof createPasteRepository>;
 
@@ -39,6 +13,7 @@ export type PasteRepository = ReturnType<typeof createPasteRepository>;
  * changes with the batch size cannot be prepared; as a prepared statement its parse and analysis
  * happen once per connection (see bench/README.md, paste-create).
  */
+// Raw SQL: a bulk unnest insert of content and pastes in one prepared statement whose text no batch size changes.
 const INSERT_PASTES = `
   with content as (
     insert into paste_contents (hash, data, size, touched_at)
@@ -54,13 +29,15 @@ const INSERT_PASTES = `
 
 /** SQL of the text sharing service; no rules here (they live in the service). */
 export function createPasteRepository(database: Database) {
-  const { db } = database;
+  const db: PasteDb = database.db.withTables<PasteTables>();
   const statements = createStatements(db, database.kind === 'postgres');
   return {
     /** Reserves `count` sequence values in one round trip (ids are handed out from memory). */
     async reserveIds(count: number): Promise<bigint[]> {
-      const { rows } = await sql<{ id: bigint }>`
-        select nextval('paste_id_seq') as id from generate_series(1, ${count})`.execute(db);
+      const rows = await db
+        .selectFrom(sql<{ n: number }>`generate_series(1, ${count})`.as('n'))
+        .select(sql<bigint>`nextval('paste_id_seq')`.as('id'))
+        .execute();
       return rows.map((row) => row.id);
     },
 
@@ -106,36 +83,46 @@ export function createPasteRepository(database: Database) {
     async findWithContent(
       shortUrl: string,
     ): Promise<(PasteRow & { data: Uint8Array; encoding: string }) | undefined> {
-      const { rows } = await sql<PasteRow & { data: Uint8Array; encoding: string }>`
-        select p.*, c.data, c.encoding from pastes p join paste_contents c on c.hash = p.content_hash
-        where p.short_url = ${shortUrl}`.execute(db);
-      return rows[0];
+      return db
+        .selectFrom('pastes as p')
+        .innerJoin('paste_contents as c', 'c.hash', 'p.content_hash')
+        .selectAll('p')
+        .select(['c.data', 'c.encoding'])
+        .where('p.short_url', '=', shortUrl)
+        .executeTakeFirst();
     },
 
     async find(shortUrl: string): Promise<PasteRow | undefined> {
-      const { rows } = await sql<PasteRow>`select * from pastes where short_url = ${shortUrl}`.execute(db);
-      return rows[0];
+      return db.selectFrom('pastes').selectAll().where('short_url', '=', shortUrl).executeTakeFirst();
     },
 
     /** Burn after read: only one reader can win this update; it counts the view in the same write. */
     async burn(id: bigint, now: Date): Promise<boolean> {
-      const result = await sql`
-        update pastes set deleted_at = ${now}, deleted_reason = 'burned', views = views + 1
-        where id = ${id} and deleted_at is null and (expires_at is null or expires_at > ${now})`.execute(db);
-      return Number(result.numAffectedRows ?? 0n) === 1;
+      const result = await db
+        .updateTable('pastes')
+        .set({ deleted_at: now, deleted_reason: 'burned', views: sql`views + 1` })
+        .where('id', '=', id)
+        .where('deleted_at', 'is', null)
+        .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+        .executeTakeFirst();
+      return result.numUpdatedRows === 1n;
     },
 
     async softDelete(id: bigint, now: Date): Promise<boolean> {
-      const result = await sql`
-        update pastes set deleted_at = ${now}, deleted_reason = 'deleted'
-        where id = ${id} and deleted_at is null`.execute(db);
-      return Number(result.numAffectedRows ?? 0n) === 1;
+      const result = await db
+        .updateTable('pastes')
+        .set({ deleted_at: now, deleted_reason: 'deleted' })
+        .where('id', '=', id)
+        .where('deleted_at', 'is', null)
+        .executeTakeFirst();
+      return result.numUpdatedRows === 1n;
     },
 
     /** Adds batched view counts and returns the new totals (which include other instances' flushes). */
     async addViews(counts: Map<bigint, number>): Promise<{ short_url: string; views: bigint }[]> {
       const ids = [...counts.keys()].map(String);
       const deltas = [...counts.values()];
+      // Raw SQL: one update of many rows by id, with each row's own increment, from unnest.
       const { rows } = await sql<{ short_url: string; views: bigint }>`
         update pastes p set views = p.views + v.n
         from unnest(${ids}::bigint[], ${deltas}::int[]) as v(id, n)
@@ -145,40 +132,52 @@ export function createPasteRepository(database: Database) {
     },
 
     async insertUser(email: string, apiKeyHash: string, now: Date): Promise<UserRow | undefined> {
-      const { rows } = await sql<UserRow>`
-        insert into paste_users (email, api_key_hash, created_at) values (${email}, ${apiKeyHash}, ${now})
-        on conflict (email) do nothing
-        returning id, email, created_at`.execute(db);
-      return rows[0];
+      return db
+        .insertInto('paste_users')
+        .values({ email, api_key_hash: apiKeyHash, created_at: now })
+        .onConflict((conflict) => conflict.column('email').doNothing())
+        .returning(['id', 'email', 'created_at'])
+        .executeTakeFirst();
     },
 
     async findUserByKeyHash(apiKeyHash: string): Promise<UserRow | undefined> {
-      const { rows } = await sql<UserRow>`
-        select id, email, created_at from paste_users where api_key_hash = ${apiKeyHash}`.execute(db);
-      return rows[0];
+      return db
+        .selectFrom('paste_users')
+        .select(['id', 'email', 'created_at'])
+        .where('api_key_hash', '=', apiKeyHash)
+        .executeTakeFirst();
     },
 
     /** A user's live pastes, newest first, keyset-paginated by id. */
     async listUserPastes(userId: bigint, now: Date, limit: number, beforeId?: bigint): Promise<PasteRow[]> {
-      const { rows } = await sql<PasteRow>`
-        select * from pastes
-        where user_id = ${userId} and deleted_at is null and (expires_at is null or expires_at > ${now})
-          ${beforeId === undefined ? sql`` : sql`and id < ${beforeId}`}
-        order by id desc limit ${limit}`.execute(db);
-      return rows;
+      let query = db
+        .selectFrom('pastes')
+        .selectAll()
+        .where('user_id', '=', userId)
+        .where('deleted_at', 'is', null)
+        .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
+      if (beforeId !== undefined) query = query.where('id', '<', beforeId);
+      return query.orderBy('id', 'desc').limit(limit).execute();
     },
 
     /** Cleanup step 1: soft-deletes up to `limit` expired pastes; returns their short_urls. */
     async softDeleteExpired(now: Date, limit: number): Promise<string[]> {
-      const { rows } = await sql<{ short_url: string }>`
-        update pastes set deleted_at = ${now}, deleted_reason = 'expired'
-        where id in (
-          select id from pastes
-          where deleted_at is null and expires_at is not null and expires_at <= ${now}
-          order by expires_at limit ${limit}
-          for update skip locked
-        )
-        returning short_url`.execute(db);
+      const expired = db
+        .selectFrom('pastes')
+        .select('id')
+        .where('deleted_at', 'is', null)
+        .where('expires_at', 'is not', null)
+        .where('expires_at', '<=', now)
+        .orderBy('expires_at')
+        .limit(limit)
+        .forUpdate()
+        .skipLocked();
+      const rows = await db
+        .updateTable('pastes')
+        .set({ deleted_at: now, deleted_reason: 'expired' })
+        .where('id', 'in', expired)
+        .returning('short_url')
+        .execute();
       return rows.map((row) => row.short_url);
     },
 
@@ -194,29 +193,42 @@ export function createPasteRepository(database: Database) {
       limit: number,
     ): Promise<{ shortUrls: string[]; contentsRemoved: number }> {
       return db.transaction().execute(async (trx) => {
-        const { rows } = await sql<{ short_url: string; content_hash: string }>`
-          delete from pastes where id in (
-            select id from pastes where deleted_at is not null and deleted_at <= ${cutoff}
-            order by deleted_at limit ${limit}
-            for update skip locked
-          )
-          returning short_url, content_hash`.execute(trx);
+        const purgeable = trx
+          .selectFrom('pastes')
+          .select('id')
+          .where('deleted_at', 'is not', null)
+          .where('deleted_at', '<=', cutoff)
+          .orderBy('deleted_at')
+          .limit(limit)
+          .forUpdate()
+          .skipLocked();
+        const rows = await trx
+          .deleteFrom('pastes')
+          .where('id', 'in', purgeable)
+          .returning(['short_url', 'content_hash'])
+          .execute();
         if (rows.length === 0) return { shortUrls: [], contentsRemoved: 0 };
         const hashes = [...new Set(rows.map((row) => row.content_hash))];
-        const removed = await sql`
-          delete from paste_contents c
-          where c.hash = any(${hashes}::varchar[]) and c.touched_at < ${touchedBefore}
-            and not exists (select 1 from pastes p where p.content_hash = c.hash)`.execute(trx);
+        const removed = await trx
+          .deleteFrom('paste_contents as c')
+          .where('c.hash', '=', sql<string>`any(${hashes}::varchar[])`)
+          .where('c.touched_at', '<', touchedBefore)
+          .where((eb) =>
+            eb.not(
+              eb.exists(
+                eb
+                  .selectFrom('pastes as p')
+                  .select(sql`1`.as('one'))
+                  .whereRef('p.content_hash', '=', 'c.hash'),
+              ),
+            ),
+          )
+          .executeTakeFirst();
         return {
           shortUrls: rows.map((row) => row.short_url),
-          contentsRemoved: Number(removed.numAffectedRows ?? 0n),
+          contentsRemoved: Number(removed.numDeletedRows),
         };
       });
-    },
-
-    async contentExists(hash: string): Promise<boolean> {
-      const { rows } = await sql`select 1 from paste_contents where hash = ${hash}`.execute(db);
-      return rows.length > 0;
     },
   };
 }

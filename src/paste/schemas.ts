@@ -52,7 +52,11 @@ const RawText = Type.String({
   description: 'The text itself, UTF-8, at most 10 MB; options go in the query string',
 });
 
-export const createBody = {
+/**
+ * The create body by media type: JSON is `CreatePasteBody`, the other types are the text itself.
+ * TypeBox cannot derive a type from a media-type map, so `Unsafe` states the one the parsers give.
+ */
+export const createBody = Type.Unsafe<CreatePasteBody | string>({
   content: {
     'application/json': { schema: CreatePasteBody },
     'text/plain': { schema: RawText },
@@ -63,7 +67,7 @@ export const createBody = {
       }),
     },
   },
-};
+});
 
 const Timestamp = Type.String({ format: 'date-time' });
 const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);

@@ -2,6 +2,7 @@ import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 import { createRandomPool } from '../platform/random.ts';
 
+// Cast: promisify picks scrypt's overload without options; this is the one with them.
 const scryptAsync = promisify(scrypt) as (
   password: string,
   salt: Buffer,
@@ -9,7 +10,10 @@ const scryptAsync = promisify(scrypt) as (
   options: { N: number; r: number; p: number; maxmem: number },
 ) => Promise<Buffer>;
 
-/** scrypt with OWASP's minimum (N=2^17 would be stronger but costs 128 MB and ~0.3 s per check). */
+/**
+ * scrypt with OWASP's minimum: N=2^17 would be stronger, but each check would then take 128 MB
+ * and long enough that password guesses become a cheap way to exhaust the server.
+ */
 const N = 2 ** 15;
 const R = 8;
 const P = 1;

@@ -8,10 +8,11 @@ import { checkText, packContent, type StoredContent } from './content.ts';
 import { pasteError } from './errors.ts';
 import { canonicalSyntax } from './highlight.ts';
 import type { LocalEntry, PasteReads } from './reads.ts';
-import type { NewPaste, PasteRepository, UserRow } from './repository.ts';
+import type { PasteRepository } from './repository.ts';
 import { hashPassword, newToken, sha256, tokenMatches, verifyPassword } from './secrets.ts';
 import { MAX_EXPIRES_IN, MIN_EXPIRES_IN, type PasteSettings } from './settings.ts';
 import type { ShortIdCodec } from './shortid.ts';
+import type { NewPaste, UserRow } from './tables.ts';
 
 export interface CreateInput {
   content: string;

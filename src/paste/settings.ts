@@ -1,4 +1,4 @@
-import { ConfigError } from '../platform/config.ts';
+import { type Env, envReader } from '../platform/env.ts';
 import type { RatePolicy } from '../platform/ratelimit/index.ts';
 
 export const MAX_CONTENT_BYTES = 10 * 1024 * 1024;
@@ -21,37 +21,19 @@ export interface PasteSettings {
   localCacheBytes: number;
 }
 
-type Env = Record<string, string | undefined>;
-
 /**
- * The service's own settings, from the environment, validated like the platform config:
- * a bad value stops start-up with a message naming it. Rates are `points/seconds`.
+ * The service's own settings, from the environment the config was read from (`config.env`),
+ * validated like the platform config: a bad value stops start-up with a message naming it.
+ * Rates are `points/seconds`; an unset or empty variable takes its default.
  */
 export function loadPasteSettings(env: Env): PasteSettings {
+  const read = envReader(env);
   return {
-    anonymousCreates: rate('PASTE_RATE_ANON', env.PASTE_RATE_ANON ?? '30/600', 'paste.create.anon'),
-    keyCreates: rate('PASTE_RATE_KEY', env.PASTE_RATE_KEY ?? '300/600', 'paste.create.key'),
-    passwordAttempts: rate('PASTE_RATE_PASSWORD', env.PASTE_RATE_PASSWORD ?? '10/600', 'paste.password'),
-    signups: rate('PASTE_RATE_SIGNUP', env.PASTE_RATE_SIGNUP ?? '10/3600', 'paste.signup'),
-    viewFlushMs: int('PASTE_VIEW_FLUSH_MS', env.PASTE_VIEW_FLUSH_MS ?? '5000', 100, 600_000),
-    localCacheBytes: int('PASTE_LOCAL_CACHE_MB', env.PASTE_LOCAL_CACHE_MB ?? '64', 1, 65_536) * 1024 * 1024,
+    anonymousCreates: read.rate('PASTE_RATE_ANON', '30/600', 'paste.create.anon'),
+    keyCreates: read.rate('PASTE_RATE_KEY', '300/600', 'paste.create.key'),
+    passwordAttempts: read.rate('PASTE_RATE_PASSWORD', '10/600', 'paste.password'),
+    signups: read.rate('PASTE_RATE_SIGNUP', '10/3600', 'paste.signup'),
+    viewFlushMs: read.int('PASTE_VIEW_FLUSH_MS', 5000, 100, 600_000),
+    localCacheBytes: read.int('PASTE_LOCAL_CACHE_MB', 64, 1, 65_536) * 1024 * 1024,
   };
-}
-
-function rate(name: string, raw: string, policy: string): RatePolicy {
-  const match = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(raw);
-  const points = Number(match?.[1]);
-  const durationSec = Number(match?.[2]);
-  if (!match || points < 1 || durationSec < 1 || points > 1e9 || durationSec > 86_400 * 30) {
-    throw new ConfigError(`${name} must look like POINTS/SECONDS (e.g. 30/600), got "${raw}"`);
-  }
-  return { name: policy, points, durationSec };
-}
-
-function int(name: string, raw: string, min: number, max: number): number {
-  const value = Number(raw);
-  if (!/^\d+$/.test(raw.trim()) || value < min || value > max) {
-    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
-  }
-  return value;
 }

@@ -1,4 +1,5 @@
 import { ConfigError } from './config-error.ts';
+import type { RatePolicy } from './ratelimit/index.ts';
 
 /**
  * Every setting is read through these: each parses one raw value and, when it is not right,
@@ -23,6 +24,8 @@ export function envReader(env: Env) {
       oneOf(name, raw(name) ?? fallback, allowed),
     list: <T extends string>(name: string, fallback: readonly T[], allowed: readonly T[]) =>
       list(name, raw(name) ?? fallback.join(','), allowed),
+    /** A rate limit `POINTS/SECONDS` (e.g. `30/60`) as the policy named `policy`. */
+    rate: (name: string, fallback: string, policy: string) => ratePolicy(name, raw(name) ?? fallback, policy),
   };
 }
 
@@ -34,6 +37,17 @@ export function int(name: string, raw: string, min: number, max: number): number
     throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
   }
   return value;
+}
+
+/** `POINTS/SECONDS`: at most `POINTS` per window of `SECONDS` (up to 30 days). */
+export function ratePolicy(name: string, raw: string, policy: string): RatePolicy {
+  const match = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(raw);
+  const points = Number(match?.[1]);
+  const durationSec = Number(match?.[2]);
+  if (!match || points < 1 || durationSec < 1 || points > 1e9 || durationSec > 86_400 * 30) {
+    throw new ConfigError(`${name} must look like POINTS/SECONDS (e.g. 30/60), got "${raw}"`);
+  }
+  return { name: policy, points, durationSec };
 }
 
 export function bool(name: string, raw: string): boolean {

@@ -170,6 +170,32 @@ describe('admin endpoints', () => {
     });
     assertProblem(unknown, 404, 'screen_not_found');
   });
+
+  test('a seat priced past 2^31 minor units shows on the seat map (the price is read as bigint)', async () => {
+    const screen = await post(
+      test_.app,
+      `/api/v1/admin/theaters/${seeded.theaterId}/screens`,
+      {
+        screen_number: 7,
+        screen_type: 'Gold',
+        rows: [{ row: 'A', seats: 2, seat_type: 'RECLINER' }],
+        prices: { RECLINER: 99_999_999.99 },
+      },
+      test_.asAdmin,
+    );
+    const show = await post(
+      test_.app,
+      '/api/v1/admin/shows',
+      { movie_id: seeded.movieId, screen_id: screen.screen_id, show_time: '2030-01-01T10:00:00Z' },
+      test_.asAdmin,
+    );
+    const seats = await test_.app.inject(`/api/v1/shows/${show.show_id}/seats`);
+    assert.equal(seats.statusCode, 200);
+    assert.deepEqual(
+      seats.json().seats.map((seat: { price: number }) => seat.price),
+      [99_999_999.99, 99_999_999.99],
+    );
+  });
 });
 
 describe('reading the catalogue', () => {
@@ -280,11 +306,7 @@ test('the demo catalogue loads once into an empty database, and a second start d
     assert.ok(first.shows > 300, `${first.shows} shows`);
     const { loadDemoCatalogue } = await import('./demo.ts');
     const { createCatalogueRepository } = await import('./repository.ts');
-    const { bookingDb } = await import('../tables.ts');
-    const loaded = await loadDemoCatalogue(
-      createCatalogueRepository(bookingDb(demo.adapters.database.db)),
-      demo.clock,
-    );
+    const loaded = await loadDemoCatalogue(createCatalogueRepository(demo.adapters.database.db), demo.clock);
     assert.equal(loaded, false);
     assert.deepEqual(await count(), first);
     // Every show is in the coming week of the clock, and the seat map of one is complete.

@@ -1,8 +1,7 @@
-import { sql } from 'kysely';
 import type { Clock } from '../../platform/clock.ts';
 import { uuidv7 } from '../../platform/ids.ts';
 import { addDays, localDate, zonedInstant } from '../time.ts';
-import { type CatalogueRepository, insertSeats, type MovieRow } from './repository.ts';
+import type { CatalogueRepository, MovieRow, NewShow } from './repository.ts';
 import type { ScreenCreate } from './schemas.ts';
 import { seatsFor } from './shapes.ts';
 
@@ -193,34 +192,37 @@ const DAYS = 7;
  */
 export async function loadDemoCatalogue(repo: CatalogueRepository, clock: Clock): Promise<boolean> {
   return repo.db.transaction().execute(async (tx) => {
-    await sql`select pg_advisory_xact_lock(hashtextextended('booking.demo_catalogue', 0))`.execute(tx);
-    const { rows } = await sql<{ n: number }>`select count(*)::int as n from booking_cities`.execute(tx);
-    if ((rows[0]?.n ?? 0) > 0) return false;
+    await repo.lock(tx, 'booking.demo_catalogue');
+    if (await repo.hasCities(tx)) return false;
     const now = clock.now();
     const movies = MOVIES.map((entry) => ({ ...entry, id: uuidv7(), created_at: now }));
     await repo.insertMovies(movies, tx);
     const today = localDate(now, TIMEZONE);
-    const shows: Parameters<CatalogueRepository['insertShows']>[1] = [];
+    const shows: NewShow[] = [];
     let screenIndex = 0;
     for (const city of CITIES) {
       const cityId = uuidv7();
-      await sql`insert into booking_cities (id, name, state, timezone, created_at)
-        values (${cityId}, ${city.name}, ${city.state}, ${TIMEZONE}, ${now})`.execute(tx);
+      await repo.insertCity(
+        { id: cityId, name: city.name, state: city.state, timezone: TIMEZONE, created_at: now },
+        tx,
+      );
       for (const [theaterIndex, [name, area]] of city.theaters.entries()) {
         const theaterId = uuidv7();
         const screens = theaterIndex === 0 ? SCREENS : [SCREENS[0]];
-        await sql`insert into booking_theaters (id, city_id, name, address, total_screens, created_at)
-          values (${theaterId}, ${cityId}, ${name}, ${`${area}, ${city.name}`}, ${screens.length}, ${now})`.execute(
-          tx,
-        );
+        const theater = {
+          id: theaterId,
+          city_id: cityId,
+          name,
+          address: `${area}, ${city.name}`,
+          created_at: now,
+        };
+        await repo.insertTheater(theater, tx);
         for (const screen of screens) {
           const screenId = uuidv7();
           const seats = seatsFor(screen).map((seat) => ({ ...seat, screen_id: screenId }));
-          await sql`insert into booking_screens (id, theater_id, screen_number, total_seats, screen_type, created_at)
-            values (${screenId}, ${theaterId}, ${screen.screen_number}, ${seats.length}, ${screen.screen_type}, ${now})`.execute(
-            tx,
-          );
-          await insertSeats(tx, seats);
+          const { screen_number, screen_type } = screen;
+          const row = { id: screenId, theater_id: theaterId, screen_number, screen_type, created_at: now };
+          await repo.insertScreen(tx, row, seats);
           screenIndex++;
           for (let day = 0; day < DAYS; day++) {
             const date = addDays(today, day);

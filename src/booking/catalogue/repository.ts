@@ -1,115 +1,182 @@
-import { type Kysely, sql, type Transaction } from 'kysely';
-import type { BookingDb, BookingTables, SeatType } from '../tables.ts';
+import { type Expression, type InferResult, type Insertable, type Selectable, sql } from 'kysely';
+import type { Db } from '../../platform/db/index.ts';
+import type {
+  BookingDb,
+  BookingTables,
+  CitiesTable,
+  MoviesTable,
+  ScreensTable,
+  SeatsTable,
+  ShowsTable,
+  TheatersTable,
+} from '../tables.ts';
 
-/** SQL for cities, movies, theaters, screens, seats and shows. No rules here. */
+/** Queries for cities, movies, theaters, screens, seats and shows. No rules here. */
 
-export interface CityRow {
-  id: string;
-  name: string;
-  state: string | null;
-  timezone: string;
-}
+export type CityRow = Pick<Selectable<CitiesTable>, 'id' | 'name' | 'state' | 'timezone'>;
 
-export interface MovieRow {
-  id: string;
-  title: string;
-  description: string;
-  duration_minutes: number;
-  language: string;
-  genres: string[];
-  release_date: string;
-  poster_url: string | null;
-  rating: number | null;
-}
+/** A movie as the API shows it: its release date as `YYYY-MM-DD`, its rating as a number. */
+export type MovieRow = Omit<
+  Selectable<MoviesTable>,
+  'release_date' | 'rating' | 'created_at' | 'updated_at' | 'title_tsv'
+> & { release_date: string; rating: number | null };
 
-export interface SeatRow {
-  id: string;
-  row_number: string;
-  seat_number: number;
-  seat_type: SeatType;
-  base_price_minor: number;
-}
+/** A seat of a screen (its base price a BigInt, as `bigint` columns read). */
+export type SeatRow = Omit<Selectable<SeatsTable>, 'screen_id'>;
+export type NewSeat = Insertable<SeatsTable>;
+
+export type NewTheater = Omit<Insertable<TheatersTable>, 'total_screens'>;
+export type NewScreen = Omit<Insertable<ScreensTable>, 'total_seats'>;
+export type NewShow = Insertable<ShowsTable> & { price_multiplier: number; is_hot: boolean };
 
 /** A show with everything around it, as the seat map and holds need it. */
-export interface ShowRow {
-  id: string;
-  movie_id: string;
-  movie_title: string;
-  screen_id: string;
-  screen_number: number;
-  screen_type: string;
-  theater_id: string;
-  theater_name: string;
-  city_id: string;
-  city_name: string;
-  timezone: string;
-  show_time: Date;
-  end_time: Date;
-  multiplier_hundredths: number;
-  status: 'SCHEDULED' | 'CANCELLED';
-  is_hot: boolean;
-}
+export type ShowRow = InferResult<ReturnType<typeof showDetails>>[number];
+/** A show as a listing shows it, with its theater and city. */
+export type SlotRow = InferResult<ReturnType<typeof slots>>[number];
 
-export interface SlotRow {
-  show_id: string;
-  movie_id: string;
-  theater_id: string;
-  theater_name: string;
-  address: string;
-  city_name: string;
-  timezone: string;
-  show_time: Date;
-  end_time: Date;
-  screen_number: number;
-  screen_type: string;
-  multiplier_hundredths: number;
-  is_hot: boolean;
-  status: string;
-}
+/** The movie columns as the API shows them (`MovieRow`), from `booking_movies as m`. */
+export const movieColumns = [
+  'm.id',
+  'm.title',
+  'm.description',
+  'm.duration_minutes',
+  'm.language',
+  'm.genres',
+  sql<string>`to_char(m.release_date, 'YYYY-MM-DD')`.as('release_date'),
+  'm.poster_url',
+  sql<number | null>`m.rating::float8`.as('rating'),
+] as const;
 
-type Executor = Kysely<BookingTables> | Transaction<BookingTables>;
+/** A show's price multiplier in hundredths (exact, as an integer). */
+const multiplierHundredths = sql<number>`(s.price_multiplier * 100)::int`.as('multiplier_hundredths');
 
-const MOVIE_COLUMNS = sql`m.id, m.title, m.description, m.duration_minutes, m.language, m.genres,
-  to_char(m.release_date, 'YYYY-MM-DD') as release_date, m.poster_url, m.rating::float8 as rating`;
+const slotColumns = [
+  's.id as show_id',
+  's.movie_id',
+  't.id as theater_id',
+  't.name as theater_name',
+  't.address',
+  'c.name as city_name',
+  'c.timezone',
+  's.show_time',
+  's.end_time',
+  'sc.screen_number',
+  'sc.screen_type',
+  multiplierHundredths,
+  's.is_hot',
+  's.status',
+] as const;
 
-export function createCatalogueRepository(db: BookingDb) {
+/** The time zone of the show's city, for a local date's bounds. */
+const CITY_ZONE = sql.ref('c.timezone');
+/** Start and end of a local calendar date in a time zone (a zone name, or `CITY_ZONE`). */
+const dayStart = (date: string, zone: string | typeof CITY_ZONE) =>
+  sql<Date>`(${date}::date::timestamp at time zone ${zone})`;
+const dayEnd = (date: string, zone: string | typeof CITY_ZONE) =>
+  sql<Date>`((${date}::date + 1)::timestamp at time zone ${zone})`;
+
+/** Shows with their screen, theater and city (`s`, `sc`, `t`, `c`). */
+export const showsWithVenue = (db: BookingDb) =>
+  db
+    .selectFrom('booking_shows as s')
+    .innerJoin('booking_screens as sc', 'sc.id', 's.screen_id')
+    .innerJoin('booking_theaters as t', 't.id', 'sc.theater_id')
+    .innerJoin('booking_cities as c', 'c.id', 't.city_id');
+
+/** Names of the cities where a movie (an id, or a column reference) has scheduled shows from `from` on. */
+export const citiesShowing = (db: BookingDb, movieId: string | Expression<string>, from: Date) =>
+  showsWithVenue(db)
+    .select('c.name')
+    .distinct()
+    .where('s.movie_id', '=', movieId)
+    .where('s.status', '=', 'SCHEDULED')
+    .where('s.show_time', '>=', from)
+    .orderBy('c.name');
+
+const slots = (db: BookingDb) => showsWithVenue(db).select(slotColumns);
+
+const showDetails = (db: BookingDb) =>
+  showsWithVenue(db)
+    .innerJoin('booking_movies as m', 'm.id', 's.movie_id')
+    .select([
+      's.id',
+      's.movie_id',
+      'm.title as movie_title',
+      's.screen_id',
+      'sc.screen_number',
+      'sc.screen_type',
+      't.id as theater_id',
+      't.name as theater_name',
+      'c.id as city_id',
+      'c.name as city_name',
+      'c.timezone',
+      's.show_time',
+      's.end_time',
+      multiplierHundredths,
+      's.status',
+      's.is_hot',
+    ]);
+
+export function createCatalogueRepository(database: Db) {
+  const db: BookingDb = database.withTables<BookingTables>();
+
+  /** A transaction-scoped advisory lock on a name: whoever takes the same name waits. */
+  async function lock(tx: BookingDb, name: string): Promise<void> {
+    await tx
+      .selectNoFrom((eb) =>
+        eb.fn('pg_advisory_xact_lock', [eb.fn('hashtextextended', [eb.val(name), eb.lit(0)])]).as('locked'),
+      )
+      .execute();
+  }
+
   return {
     db,
+    lock,
 
-    async insertCity(city: CityRow & { created_at: Date }): Promise<boolean> {
-      const result = await sql`insert into booking_cities (id, name, state, timezone, created_at)
-        values (${city.id}, ${city.name}, ${city.state}, ${city.timezone}, ${city.created_at})
-        on conflict do nothing`.execute(db);
-      return Number(result.numAffectedRows ?? 0n) === 1;
+    async hasCities(tx: BookingDb = db): Promise<boolean> {
+      return (await tx.selectFrom('booking_cities').select('id').limit(1).executeTakeFirst()) !== undefined;
+    },
+
+    /** False when a city of that name (in any case) exists. */
+    async insertCity(city: Insertable<CitiesTable>, tx: BookingDb = db): Promise<boolean> {
+      const result = await tx
+        .insertInto('booking_cities')
+        .values(city)
+        .onConflict((conflict) => conflict.doNothing())
+        .executeTakeFirst();
+      return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
     },
 
     async listCities(): Promise<CityRow[]> {
-      const { rows } =
-        await sql<CityRow>`select id, name, state, timezone from booking_cities order by name`.execute(db);
-      return rows;
+      return db
+        .selectFrom('booking_cities')
+        .select(['id', 'name', 'state', 'timezone'])
+        .orderBy('name')
+        .execute();
     },
 
     /** By id, or by name (case-insensitive) so `?city=Mumbai` works as well as an id. */
     async findCity(idOrName: string): Promise<CityRow | undefined> {
       const isId = /^[0-9a-f-]{36}$/i.test(idOrName);
-      const { rows } = isId
-        ? await sql<CityRow>`select id, name, state, timezone from booking_cities where id = ${idOrName}`.execute(
-            db,
-          )
-        : await sql<CityRow>`select id, name, state, timezone from booking_cities where lower(name) = lower(${idOrName})`.execute(
-            db,
-          );
-      return rows[0];
+      return db
+        .selectFrom('booking_cities')
+        .select(['id', 'name', 'state', 'timezone'])
+        .where((eb) =>
+          isId
+            ? eb('id', '=', idOrName)
+            : eb(eb.fn('lower', ['name']), '=', eb.fn('lower', [eb.val(idOrName)])),
+        )
+        .executeTakeFirst();
     },
 
-    async insertMovies(movies: (MovieRow & { created_at: Date })[], tx: Executor = db): Promise<void> {
+    async insertMovies(movies: (MovieRow & { created_at: Date })[], tx: BookingDb = db): Promise<void> {
       for (let i = 0; i < movies.length; i += 500) {
         await tx
           .insertInto('booking_movies')
           .values(
             movies.slice(i, i + 500).map((movie) => ({
               ...movie,
-              genres: sql`${movie.genres}::text[]` as unknown as string[],
+              genres: textArray(movie.genres),
               updated_at: movie.created_at,
             })),
           )
@@ -118,17 +185,21 @@ export function createCatalogueRepository(db: BookingDb) {
     },
 
     async findMovie(id: string): Promise<MovieRow | undefined> {
-      const { rows } =
-        await sql<MovieRow>`select ${MOVIE_COLUMNS} from booking_movies m where m.id = ${id}`.execute(db);
-      return rows[0];
+      return db
+        .selectFrom('booking_movies as m')
+        .select(movieColumns)
+        .where('m.id', '=', id)
+        .executeTakeFirst();
     },
 
     async updateMovie(id: string, changes: Partial<Omit<MovieRow, 'id'>>, now: Date): Promise<boolean> {
-      const values: Record<string, unknown> = { ...changes, updated_at: now };
-      if (changes.genres) values.genres = sql`${changes.genres}::text[]`;
       const result = await db
         .updateTable('booking_movies')
-        .set(values)
+        .set({
+          ...changes,
+          genres: changes.genres ? textArray(changes.genres) : undefined,
+          updated_at: now,
+        })
         .where('id', '=', id)
         .executeTakeFirst();
       return Number(result.numUpdatedRows) === 1;
@@ -136,28 +207,20 @@ export function createCatalogueRepository(db: BookingDb) {
 
     /** Cities where a movie has scheduled shows from `from` on (for its page). */
     async movieCities(movieId: string, from: Date): Promise<string[]> {
-      const { rows } = await sql<{ name: string }>`
-        select distinct c.name from booking_shows s
-        join booking_screens sc on sc.id = s.screen_id
-        join booking_theaters t on t.id = sc.theater_id
-        join booking_cities c on c.id = t.city_id
-        where s.movie_id = ${movieId} and s.status = 'SCHEDULED' and s.show_time >= ${from}
-        order by c.name`.execute(db);
+      const rows = await citiesShowing(db, movieId, from).execute();
       return rows.map((row) => row.name);
     },
 
     /** Languages and genres in the catalogue, for search filters. */
     async facets(): Promise<{ languages: string[]; genres: string[] }> {
+      // Raw SQL: two ARRAY(subquery) columns, one over unnest(genres), in one round trip.
       const { rows } = await sql<{ languages: string[]; genres: string[] }>`
         select array(select distinct language from booking_movies order by 1) as languages,
           array(select distinct g from booking_movies, unnest(genres) g order by 1) as genres`.execute(db);
       return rows[0] ?? { languages: [], genres: [] };
     },
 
-    async insertTheater(
-      theater: { id: string; city_id: string; name: string; address: string; created_at: Date },
-      tx: Executor = db,
-    ): Promise<void> {
+    async insertTheater(theater: NewTheater, tx: BookingDb = db): Promise<void> {
       await tx
         .insertInto('booking_theaters')
         .values({ ...theater, total_screens: 0 })
@@ -182,26 +245,19 @@ export function createCatalogueRepository(db: BookingDb) {
     },
 
     /** Inserts a screen and its seats; false when the theater already has that screen number. */
-    async insertScreen(
-      tx: Transaction<BookingTables>,
-      screen: {
-        id: string;
-        theater_id: string;
-        screen_number: number;
-        screen_type: string;
-        created_at: Date;
-      },
-      seats: (SeatRow & { screen_id: string })[],
-    ): Promise<boolean> {
-      const inserted =
-        await sql`insert into booking_screens (id, theater_id, screen_number, total_seats, screen_type, created_at)
-        values (${screen.id}, ${screen.theater_id}, ${screen.screen_number}, ${seats.length}, ${screen.screen_type}, ${screen.created_at})
-        on conflict (theater_id, screen_number) do nothing`.execute(tx);
-      if (Number(inserted.numAffectedRows ?? 0n) === 0) return false;
+    async insertScreen(tx: BookingDb, screen: NewScreen, seats: NewSeat[]): Promise<boolean> {
+      const inserted = await tx
+        .insertInto('booking_screens')
+        .values({ ...screen, total_seats: seats.length })
+        .onConflict((conflict) => conflict.columns(['theater_id', 'screen_number']).doNothing())
+        .executeTakeFirst();
+      if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0) return false;
       await insertSeats(tx, seats);
-      await sql`update booking_theaters set total_screens = total_screens + 1 where id = ${screen.theater_id}`.execute(
-        tx,
-      );
+      await tx
+        .updateTable('booking_theaters')
+        .set((eb) => ({ total_screens: eb('total_screens', '+', 1) }))
+        .where('id', '=', screen.theater_id)
+        .execute();
       return true;
     },
 
@@ -214,68 +270,54 @@ export function createCatalogueRepository(db: BookingDb) {
     },
 
     async screenSeats(screenId: string): Promise<SeatRow[]> {
-      const { rows } = await sql<SeatRow>`
-        select id, row_number, seat_number, seat_type, base_price_minor::int as base_price_minor
-        from booking_seats where screen_id = ${screenId}
-        order by length(row_number), row_number, seat_number`.execute(db);
-      return rows;
+      return db
+        .selectFrom('booking_seats')
+        .select(['id', 'row_number', 'seat_number', 'seat_type', 'base_price_minor'])
+        .where('screen_id', '=', screenId)
+        .orderBy((eb) => eb.fn('length', ['row_number']))
+        .orderBy('row_number')
+        .orderBy('seat_number')
+        .execute();
     },
 
     /** Serialises show creation per screen, so two overlapping shows cannot both pass the check. */
-    async lockScreen(tx: Transaction<BookingTables>, screenId: string): Promise<void> {
-      await sql`select pg_advisory_xact_lock(hashtextextended(${`booking.screen:${screenId}`}, 0))`.execute(
-        tx,
-      );
+    async lockScreen(tx: BookingDb, screenId: string): Promise<void> {
+      await lock(tx, `booking.screen:${screenId}`);
     },
 
-    async overlappingShow(
-      tx: Executor,
-      screenId: string,
-      start: Date,
-      end: Date,
-    ): Promise<{ id: string } | undefined> {
-      const { rows } = await sql<{ id: string }>`select id from booking_shows
-        where screen_id = ${screenId} and status = 'SCHEDULED' and show_time < ${end} and end_time > ${start}
-        limit 1`.execute(tx);
-      return rows[0];
+    async overlappingShow(tx: BookingDb, screenId: string, start: Date, end: Date) {
+      return tx
+        .selectFrom('booking_shows')
+        .select('id')
+        .where('screen_id', '=', screenId)
+        .where('status', '=', 'SCHEDULED')
+        .where('show_time', '<', end)
+        .where('end_time', '>', start)
+        .limit(1)
+        .executeTakeFirst();
     },
 
     /** Inserts shows and materialises their seat inventory (one AVAILABLE row per seat). */
-    async insertShows(
-      tx: Executor,
-      shows: {
-        id: string;
-        movie_id: string;
-        screen_id: string;
-        show_time: Date;
-        end_time: Date;
-        price_multiplier: number;
-        is_hot: boolean;
-        created_at: Date;
-      }[],
-    ): Promise<void> {
+    async insertShows(tx: BookingDb, shows: NewShow[]): Promise<void> {
       for (let i = 0; i < shows.length; i += 1000) {
         const chunk = shows.slice(i, i + 1000);
         await tx.insertInto('booking_shows').values(chunk).execute();
-        await sql`insert into booking_show_seats (show_id, seat_id, status)
-          select s.id, seat.id, 'AVAILABLE' from booking_shows s
-          join booking_seats seat on seat.screen_id = s.screen_id
-          where s.id = any(${chunk.map((show) => show.id)}::uuid[])`.execute(tx);
+        await tx
+          .insertInto('booking_show_seats')
+          .columns(['show_id', 'seat_id', 'status'])
+          .expression(
+            tx
+              .selectFrom('booking_shows as s')
+              .innerJoin('booking_seats as seat', 'seat.screen_id', 's.screen_id')
+              .select(['s.id as show_id', 'seat.id as seat_id', sql.lit('AVAILABLE').as('status')])
+              .where('s.id', '=', (eb) => eb.fn.any(sql<string[]>`${chunk.map((show) => show.id)}::uuid[]`)),
+          )
+          .execute();
       }
     },
 
     async findShow(id: string): Promise<ShowRow | undefined> {
-      const { rows } = await sql<ShowRow>`
-        select s.id, s.movie_id, m.title as movie_title, s.screen_id, sc.screen_number, sc.screen_type,
-          t.id as theater_id, t.name as theater_name, c.id as city_id, c.name as city_name, c.timezone,
-          s.show_time, s.end_time, (s.price_multiplier * 100)::int as multiplier_hundredths, s.status, s.is_hot
-        from booking_shows s
-        join booking_movies m on m.id = s.movie_id
-        join booking_screens sc on sc.id = s.screen_id
-        join booking_theaters t on t.id = sc.theater_id
-        join booking_cities c on c.id = t.city_id
-        where s.id = ${id}`.execute(db);
-      return rows[0];
+      return showDetails(db).where('s.id', '=', id).executeTakeFirst();
     },
 
     async setShowHot(id: string, isHot: boolean): Promise<boolean> {
@@ -289,48 +331,42 @@ export function createCatalogueRepository(db: BookingDb) {
 
     /** Scheduled shows in a city on a local date, with movie and theater, ordered for listing. */
     async cityShows(city: CityRow, date: string): Promise<(SlotRow & { movie: MovieRow })[]> {
-      const { rows } = await sql<SlotRow & MovieRow & { movie_row_id: string }>`
-        select ${slotColumns()}, ${MOVIE_COLUMNS}
-        from booking_shows s
-        join booking_movies m on m.id = s.movie_id
-        join booking_screens sc on sc.id = s.screen_id
-        join booking_theaters t on t.id = sc.theater_id
-        join booking_cities c on c.id = t.city_id
-        where t.city_id = ${city.id} and s.status = 'SCHEDULED'
-          and s.show_time >= (${date}::date::timestamp at time zone ${city.timezone})
-          and s.show_time < ((${date}::date + 1)::timestamp at time zone ${city.timezone})
-        order by m.rating desc nulls last, m.title, t.name, s.show_time`.execute(db);
-      return rows.map((row) => ({ ...row, show_id: row.show_id, movie: pickMovie(row) }));
+      const rows = await showsWithVenue(db)
+        .innerJoin('booking_movies as m', 'm.id', 's.movie_id')
+        .select([...slotColumns, ...movieColumns])
+        .where('t.city_id', '=', city.id)
+        .where('s.status', '=', 'SCHEDULED')
+        .where('s.show_time', '>=', dayStart(date, city.timezone))
+        .where('s.show_time', '<', dayEnd(date, city.timezone))
+        .orderBy('m.rating', (order) => order.desc().nullsLast())
+        .orderBy('m.title')
+        .orderBy('t.name')
+        .orderBy('s.show_time')
+        .execute();
+      return rows.map((row) => ({ ...row, movie: pickMovie(row) }));
     },
 
     /** A movie's scheduled shows, optionally in one city and on one local date, else from `from` on. */
-    async movieShows(movieId: string, options: { city?: CityRow; date?: string; from: Date; until: Date }) {
+    async movieShows(
+      movieId: string,
+      options: { city?: CityRow; date?: string; from: Date; until: Date },
+    ): Promise<SlotRow[]> {
       const { city, date } = options;
-      const { rows } = await sql<SlotRow>`
-        select ${slotColumns()}
-        from booking_shows s
-        join booking_screens sc on sc.id = s.screen_id
-        join booking_theaters t on t.id = sc.theater_id
-        join booking_cities c on c.id = t.city_id
-        where s.movie_id = ${movieId} and s.status = 'SCHEDULED'
-          ${city ? sql`and t.city_id = ${city.id}` : sql``}
-          ${
-            date
-              ? sql`and s.show_time >= (${date}::date::timestamp at time zone c.timezone)
-                    and s.show_time < ((${date}::date + 1)::timestamp at time zone c.timezone)`
-              : sql`and s.show_time >= ${options.from} and s.show_time < ${options.until}`
-          }
-        order by c.name, t.name, s.show_time
-        limit 2000`.execute(db);
-      return rows;
+      let query = slots(db).where('s.movie_id', '=', movieId).where('s.status', '=', 'SCHEDULED');
+      if (city) query = query.where('t.city_id', '=', city.id);
+      query = date
+        ? query
+            .where('s.show_time', '>=', dayStart(date, CITY_ZONE))
+            .where('s.show_time', '<', dayEnd(date, CITY_ZONE))
+        : query.where('s.show_time', '>=', options.from).where('s.show_time', '<', options.until);
+      return query.orderBy('c.name').orderBy('t.name').orderBy('s.show_time').limit(2000).execute();
     },
   };
 }
 
-function slotColumns() {
-  return sql`s.id as show_id, s.movie_id, t.id as theater_id, t.name as theater_name, t.address, c.name as city_name,
-    c.timezone, s.show_time, s.end_time, sc.screen_number, sc.screen_type,
-    (s.price_multiplier * 100)::int as multiplier_hundredths, s.is_hot, s.status`;
+/** A `text[]` parameter, typed as such in the statement (`$1::text[]`). */
+function textArray(values: string[]) {
+  return sql<string[]>`${values}::text[]`;
 }
 
 function pickMovie(row: MovieRow & { movie_id: string }): MovieRow {
@@ -347,7 +383,7 @@ function pickMovie(row: MovieRow & { movie_id: string }): MovieRow {
   };
 }
 
-export async function insertSeats(tx: Executor, seats: (SeatRow & { screen_id: string })[]): Promise<void> {
+export async function insertSeats(tx: BookingDb, seats: NewSeat[]): Promise<void> {
   for (let i = 0; i < seats.length; i += 2000) {
     await tx
       .insertInto('booking_seats')

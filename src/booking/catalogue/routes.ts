@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import {
   City,
@@ -26,7 +26,10 @@ const PUBLIC = { access: { public: true as const } };
 const ADMIN = { access: { admin: true as const } };
 const adminTags = ['booking admin'];
 
-export function catalogueRoutes(app: FastifyInstance, catalogue: CatalogueService) {
+export const catalogueRoutes: FastifyPluginAsyncTypebox<{ catalogue: CatalogueService }> = async (
+  app,
+  { catalogue },
+) => {
   app.get(
     '/api/v1/cities',
     {
@@ -50,11 +53,7 @@ export function catalogueRoutes(app: FastifyInstance, catalogue: CatalogueServic
         response: { 200: CityShows },
       },
     },
-    async (request) => {
-      const { id } = request.params as { id: string };
-      const { date } = request.query as { date?: string };
-      return catalogue.cityShows(id, date);
-    },
+    async (request) => catalogue.cityShows(request.params.id, request.query.date),
   );
 
   app.get(
@@ -71,7 +70,7 @@ export function catalogueRoutes(app: FastifyInstance, catalogue: CatalogueServic
       },
     },
     async (request) => {
-      const { id } = request.params as { id: string };
+      const { id } = request.params;
       const movie = await catalogue.getMovie(id);
       return { ...movie, cities: await catalogue.movieCities(id) };
     },
@@ -89,10 +88,7 @@ export function catalogueRoutes(app: FastifyInstance, catalogue: CatalogueServic
         response: { 200: MovieShows },
       },
     },
-    async (request) => {
-      const { id } = request.params as { id: string };
-      return catalogue.movieShows(id, request.query as { city?: string; date?: string });
-    },
+    async (request) => catalogue.movieShows(request.params.id, request.query),
   );
 
   app.get(
@@ -101,13 +97,13 @@ export function catalogueRoutes(app: FastifyInstance, catalogue: CatalogueServic
       config: PUBLIC,
       schema: { tags, summary: 'A theater and its screens', params: IdParams, response: { 200: Theater } },
     },
-    async (request) => catalogue.getTheater((request.params as { id: string }).id),
+    async (request) => catalogue.getTheater(request.params.id),
   );
 
   app.get(
     '/api/v1/shows/:id',
     { config: PUBLIC, schema: { tags, summary: 'A show', params: IdParams, response: { 200: Show } } },
-    async (request) => catalogue.getShow((request.params as { id: string }).id),
+    async (request) => catalogue.getShow(request.params.id),
   );
 
   app.post(
@@ -116,12 +112,7 @@ export function catalogueRoutes(app: FastifyInstance, catalogue: CatalogueServic
       config: ADMIN,
       schema: { tags: adminTags, summary: 'Add a city', body: CityCreate, response: { 201: City } },
     },
-    async (request, reply) =>
-      reply
-        .code(201)
-        .send(
-          await catalogue.createCity(request.body as { name: string; state?: string; timezone?: string }),
-        ),
+    async (request, reply) => reply.code(201).send(await catalogue.createCity(request.body)),
   );
 
   app.post(
@@ -130,7 +121,7 @@ export function catalogueRoutes(app: FastifyInstance, catalogue: CatalogueServic
       config: ADMIN,
       schema: { tags: adminTags, summary: 'Add a movie', body: MovieCreate, response: { 201: Movie } },
     },
-    async (request, reply) => reply.code(201).send(await catalogue.createMovie(request.body as MovieCreate)),
+    async (request, reply) => reply.code(201).send(await catalogue.createMovie(request.body)),
   );
 
   app.patch(
@@ -145,8 +136,7 @@ export function catalogueRoutes(app: FastifyInstance, catalogue: CatalogueServic
         response: { 200: Movie },
       },
     },
-    async (request) =>
-      catalogue.updateMovie((request.params as { id: string }).id, request.body as MovieUpdate),
+    async (request) => catalogue.updateMovie(request.params.id, request.body),
   );
 
   app.post(
@@ -160,8 +150,7 @@ export function catalogueRoutes(app: FastifyInstance, catalogue: CatalogueServic
         response: { 201: Theater },
       },
     },
-    async (request, reply) =>
-      reply.code(201).send(await catalogue.createTheater(request.body as TheaterCreate)),
+    async (request, reply) => reply.code(201).send(await catalogue.createTheater(request.body)),
   );
 
   app.post(
@@ -177,9 +166,7 @@ export function catalogueRoutes(app: FastifyInstance, catalogue: CatalogueServic
       },
     },
     async (request, reply) =>
-      reply
-        .code(201)
-        .send(await catalogue.addScreen((request.params as { id: string }).id, request.body as ScreenCreate)),
+      reply.code(201).send(await catalogue.addScreen(request.params.id, request.body)),
   );
 
   app.post(
@@ -193,7 +180,7 @@ export function catalogueRoutes(app: FastifyInstance, catalogue: CatalogueServic
         response: { 201: Show },
       },
     },
-    async (request, reply) => reply.code(201).send(await catalogue.createShow(request.body as ShowCreate)),
+    async (request, reply) => reply.code(201).send(await catalogue.createShow(request.body)),
   );
 
   app.patch(
@@ -208,7 +195,6 @@ export function catalogueRoutes(app: FastifyInstance, catalogue: CatalogueServic
         response: { 200: Show },
       },
     },
-    async (request) =>
-      catalogue.setHot((request.params as { id: string }).id, (request.body as { is_hot: boolean }).is_hot),
+    async (request) => catalogue.setHot(request.params.id, request.body.is_hot),
   );
-}
+};

@@ -1,4 +1,6 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply } from 'fastify';
+import { Type } from 'typebox';
 import type { Clock } from '../../platform/clock.ts';
 import { AppError } from '../../platform/errors.ts';
 import { serveStatic } from '../../platform/pages/index.ts';
@@ -12,21 +14,34 @@ import { localDate } from '../time.ts';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const STYLES = ['/static/booking/booking.css'];
+const SORTS: readonly string[] = ['relevance', 'rating', 'release_date'] satisfies SearchQuery['sort'][];
 // Guest pages: anyone may open them; what is a user's own (holds, bookings, tickets) their
 // scripts read with the user's token.
-const page = { config: { access: { public: true as const } }, schema: { hide: true } };
+const access = { access: { public: true as const } };
+// Pages judge their parameters themselves (a bad one is ignored or shows a "not found" page):
+// the schemas only name them, as single strings.
+const IdParams = Type.Object({ id: Type.String() });
+const PageQuery = Type.Object({
+  q: Type.Optional(Type.String()),
+  city: Type.Optional(Type.String()),
+  date: Type.Optional(Type.String()),
+  genre: Type.Optional(Type.String()),
+  language: Type.Optional(Type.String()),
+  sort: Type.Optional(Type.String()),
+  page: Type.Optional(Type.String()),
+});
+const page = { config: access, schema: { hide: true } };
+const idPage = { config: access, schema: { hide: true, params: IdParams } };
+const searchPage = { config: access, schema: { hide: true, querystring: PageQuery } };
+const moviePage = { config: access, schema: { hide: true, params: IdParams, querystring: PageQuery } };
 
 /** The booking pages: server-rendered, with small client modules for the interactive parts. */
-export function pageRoutes(
-  app: FastifyInstance,
-  deps: {
-    catalogue: CatalogueService;
-    search: SearchService;
-    settings: BookingSettings;
-    clock: Clock;
-  },
-) {
-  const { catalogue, search, settings, clock } = deps;
+export const pageRoutes: FastifyPluginAsyncTypebox<{
+  catalogue: CatalogueService;
+  search: SearchService;
+  settings: BookingSettings;
+  clock: Clock;
+}> = async (app, { catalogue, search, settings, clock }) => {
   serveStatic(app, 'booking', new URL('./static/', import.meta.url));
 
   const notFound = (reply: FastifyReply, what: string) =>
@@ -38,17 +53,15 @@ export function pageRoutes(
       styles: STYLES,
     });
 
-  app.get('/movies', page, async (request, reply) => {
-    const raw = request.query as Record<string, string | undefined>;
+  app.get('/movies', searchPage, async (request, reply) => {
+    const raw = request.query;
     const query: SearchQuery = {
       q: text(raw.q, 100),
       city: text(raw.city, 100),
       date: raw.date && DATE.test(raw.date) ? raw.date : undefined,
       genre: text(raw.genre, 30),
       language: text(raw.language, 50),
-      sort: ['relevance', 'rating', 'release_date'].includes(raw.sort ?? '')
-        ? (raw.sort as SearchQuery['sort'])
-        : undefined,
+      sort: isSort(raw.sort) ? raw.sort : undefined,
       page: Math.min(1000, Math.max(1, Number.parseInt(raw.page ?? '1', 10) || 1)),
       page_size: 12,
     };
@@ -72,10 +85,10 @@ export function pageRoutes(
     });
   });
 
-  app.get('/movies/:id', page, async (request, reply) => {
-    const { id } = request.params as { id: string };
+  app.get('/movies/:id', moviePage, async (request, reply) => {
+    const { id } = request.params;
     if (!UUID.test(id)) return notFound(reply, 'movie');
-    const raw = request.query as Record<string, string | undefined>;
+    const raw = request.query;
     const movie = await catalogue.getMovie(id).catch(unlessNotFound);
     if (!movie) return notFound(reply, 'movie');
     const cities = await catalogue.listCities();
@@ -95,8 +108,8 @@ export function pageRoutes(
     });
   });
 
-  app.get('/shows/:id', page, async (request, reply) => {
-    const { id } = request.params as { id: string };
+  app.get('/shows/:id', idPage, async (request, reply) => {
+    const { id } = request.params;
     if (!UUID.test(id)) return notFound(reply, 'show');
     const info = await catalogue.showInfo(id).catch(unlessNotFound);
     if (!info) return notFound(reply, 'show');
@@ -110,8 +123,8 @@ export function pageRoutes(
     });
   });
 
-  app.get('/shows/:id/queue', page, async (request, reply) => {
-    const { id } = request.params as { id: string };
+  app.get('/shows/:id/queue', idPage, async (request, reply) => {
+    const { id } = request.params;
     if (!UUID.test(id)) return notFound(reply, 'show');
     const info = await catalogue.showInfo(id).catch(unlessNotFound);
     if (!info) return notFound(reply, 'show');
@@ -126,8 +139,8 @@ export function pageRoutes(
   });
 
   // A shell: the booking is its user's, so booking.js reads it with the user's token.
-  app.get('/bookings/:id', page, async (request, reply) => {
-    const { id } = request.params as { id: string };
+  app.get('/bookings/:id', idPage, async (request, reply) => {
+    const { id } = request.params;
     if (!UUID.test(id)) return notFound(reply, 'booking');
     return reply.header('cache-control', 'no-store').page('/booking/pages/booking', {
       title: 'Booking',
@@ -145,6 +158,10 @@ export function pageRoutes(
       scripts: ['/static/booking/mine.js'],
     }),
   );
+};
+
+function isSort(sort: string | undefined): sort is NonNullable<SearchQuery['sort']> {
+  return SORTS.includes(sort ?? '');
 }
 
 /** A 404 from the service means "no such thing" (a page that says so); anything else is an error. */

@@ -1,10 +1,10 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { SearchQuery, SearchResult, Suggestions, SuggestQuery } from './schemas.ts';
 import type { SearchService } from './service.ts';
 
 const tags = ['booking'];
 
-export function searchRoutes(app: FastifyInstance, search: SearchService) {
+export const searchRoutes: FastifyPluginAsyncTypebox<{ search: SearchService }> = async (app, { search }) => {
   app.get(
     '/api/v1/movies',
     {
@@ -16,7 +16,7 @@ export function searchRoutes(app: FastifyInstance, search: SearchService) {
         response: { 200: SearchResult },
       },
     },
-    async (request) => search.search(request.query as SearchQuery),
+    async (request) => search.search(request.query),
   );
 
   app.get(
@@ -30,9 +30,6 @@ export function searchRoutes(app: FastifyInstance, search: SearchService) {
         response: { 200: Suggestions },
       },
     },
-    async (request) => {
-      const { q, limit } = request.query as { q: string; limit?: number };
-      return search.suggest(q, limit);
-    },
+    async (request) => search.suggest(request.query.q, request.query.limit),
   );
-}
+};

@@ -152,6 +152,8 @@ describe('GET /api/v1/movies', () => {
       'The Dark Knight Rises',
       'Quiet Harbour',
     ]);
+    // Without words to rank by, relevance falls back to the rating order (it was a 500).
+    assert.deepEqual(await titles('sort=relevance'), await titles('sort=rating'));
   });
 
   test('pages: page_size, page, total; past the end is empty with the total', async () => {

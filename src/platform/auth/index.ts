@@ -5,7 +5,7 @@ import { type AppError, platformError } from '../errors.ts';
 import type { RateLimiter, RatePolicy } from '../ratelimit/index.ts';
 import { type Access, describeAccess, SCHEMES, type SecurityScheme, securityOf } from './access.ts';
 import { type Caller, PUBLIC_CALLER, sameUser } from './caller.ts';
-import { grants, grantsByDigest, keyDigest } from './keys.ts';
+import { grants, grantsByDigest, type KeyGrant, keyDigest } from './keys.ts';
 import { createStaffSessions, type StaffSession, type StaffSessions } from './sessions.ts';
 import { createUserTokens, type UserTokens } from './user-tokens.ts';
 
@@ -177,24 +177,10 @@ export function registerAuth(
       );
     }
     if (access.service && headers['x-api-key'] !== undefined) {
-      const grant = services.get(keyDigest(String(headers['x-api-key'])));
-      if (!grant) found.push('invalid');
-      else
-        found.push(
-          grants(grant, access.service)
-            ? { kind: 'service', name: grant.name, scopes: grant.scopes }
-            : 'scope',
-        );
+      found.push(scopedKey('service', services, headers['x-api-key'], access.service));
     }
     if (access.operator && headers['x-operator-key'] !== undefined) {
-      const grant = operators.get(keyDigest(String(headers['x-operator-key'])));
-      if (!grant) found.push('invalid');
-      else
-        found.push(
-          grants(grant, access.operator)
-            ? { kind: 'operator', name: grant.name, scopes: grant.scopes }
-            : 'scope',
-        );
+      found.push(scopedKey('operator', operators, headers['x-operator-key'], access.operator));
     }
     if (access.operator || access.admin) {
       const value = sessions.presented(request);
@@ -351,4 +337,16 @@ function tooManyFailures(resetMs: number) {
     detail: 'Too many wrong credentials from this address; try again later',
     headers: { 'Retry-After': String(Math.max(1, Math.ceil(resetMs / 1000))) },
   });
+}
+
+/** A service or operator key as presented: its caller, 'scope' (right key, not this scope) or 'invalid'. */
+function scopedKey(
+  kind: 'service' | 'operator',
+  byDigest: ReadonlyMap<string, KeyGrant>,
+  presented: string | string[],
+  scope: string,
+): Caller | 'invalid' | 'scope' {
+  const grant = byDigest.get(keyDigest(String(presented)));
+  if (!grant) return 'invalid';
+  return grants(grant, scope) ? { kind, name: grant.name, scopes: grant.scopes } : 'scope';
 }

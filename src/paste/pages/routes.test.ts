@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { createPaste, freshIp } from '../../test/support/paste.ts';
-import { createTestApp, type TestApp } from '../../test/support/platform.ts';
+import { createPaste, freshIp } from '../../../test/support/paste.ts';
+import { createTestApp, type TestApp } from '../../../test/support/platform.ts';
 
 let t: TestApp;
 before(async () => {
@@ -67,6 +67,17 @@ describe('the create form', () => {
     assert.match(privateAnon.body, />keep me<\/textarea>/);
     const badKey = await form('/', { content: 'x', api_key: 'pk_nope' });
     assert.equal(badKey.statusCode, 401);
+  });
+
+  test('a refused form costs nothing from the address’s create limit (30 per 10 minutes)', async () => {
+    const ip = freshIp();
+    for (let i = 0; i < 30; i++) {
+      const refused = await form('/', i % 2 ? { content: '' } : { content: 'x', expires_in: 'soon' }, ip);
+      assert.equal(refused.statusCode, 400);
+    }
+    const created = await form('/', { content: 'after thirty mistakes' }, ip);
+    assert.equal(created.statusCode, 201, created.body);
+    assert.match(String(created.headers.ratelimit), /r=29/);
   });
 });
 

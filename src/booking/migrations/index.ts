@@ -1,10 +1,10 @@
 import { type Kysely, sql } from 'kysely';
-import type { Migrations } from '../platform/db/migrate.ts';
+import type { Migrations } from '../../platform/db/migrate.ts';
 
 /**
  * The booking service's tables. Money is in integer minor units (bigint); the seat inventory of
  * every show is materialised in `booking_show_seats`, whose rows PostgreSQL updates
- * conditionally: that update is the arbiter of who gets a seat (see README.md).
+ * conditionally: that update is the arbiter of who gets a seat (see ../README.md).
  */
 export const bookingMigrations: Migrations = {
   '001_catalogue': {

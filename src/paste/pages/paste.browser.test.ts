@@ -7,7 +7,7 @@ import {
   type RunningServer,
   screenshot,
   startServer,
-} from '../../test/support/browser.ts';
+} from '../../../test/support/browser.ts';
 
 const skip = browserSkipReason();
 let server: RunningServer;

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import type { Migrations } from '../platform/db/migrate.ts';
+import type { Migrations } from '../../platform/db/migrate.ts';
 
 /**
  * Tables of the text sharing service. Spec fields keep the spec's names; extras:
@@ -7,8 +7,9 @@ import type { Migrations } from '../platform/db/migrate.ts';
  * Content lives once per SHA-256 in paste_contents, zstd-compressed; touched_at is bumped by
  * every create that reuses it, which is what stops the cleanup from deleting a blob a
  * concurrent create has just started to reference (see repository.ts). No foreign key from
- * pastes.content_hash: its per-row check cost ~30 % of insert throughput, and content and paste
- * are written in one statement and removed by the cleanup only when unreferenced.
+ * pastes.content_hash: its per-row check (a lookup and a row lock on the blob) slows every
+ * insert, and content and paste are written in one statement and removed by the cleanup only
+ * when unreferenced.
  */
 export const pasteMigrations: Migrations = {
   '001_paste': {
