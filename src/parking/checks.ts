@@ -1,6 +1,6 @@
 import { platformError } from '../platform/errors.ts';
-import { normalisePlate } from './allocation.ts';
 import { err } from './errors.ts';
+import { normalisePlate } from './lot/allocation.ts';
 
 /** Input checks shared by entry and exit, and the database error the arbiter raises. */
 export function plateOrThrow(raw: string): string {

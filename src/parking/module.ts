@@ -1,40 +1,39 @@
 import type { PaymentsApi } from '../payments/api.ts';
 import type { ServiceModule } from '../platform/module.ts';
-import { createEvents } from './events.ts';
-import { createLiveBoards } from './live.ts';
-import { DEMO_LOT_PATH, loadLotConfig } from './lot-config.ts';
-import { parkingMigrations } from './migrations.ts';
-import { parkingPages } from './pages.ts';
-import { createParkingPayments } from './payments-adapter.ts';
-import { createParkingRepository } from './repository.ts';
-import { parkingApiRoutes } from './routes.ts';
-import { createParkingService } from './service.ts';
+import { createEvents } from './boards/events.ts';
+import { createLiveBoards } from './boards/live.ts';
+import { boardsRoutes } from './boards/routes.ts';
+import { entryRoutes } from './entry/routes.ts';
+import { exitRoutes } from './exit/routes.ts';
+import { loadLotConfig } from './lot/config.ts';
+import { lotRoutes } from './lot/routes.ts';
+import { parkingMigrations } from './migrations/index.ts';
+import { parkingPages } from './pages/routes.ts';
+import { createParkingRepositories, createParkingService } from './service.ts';
+import { loadParkingSettings } from './settings.ts';
 
 /**
  * The parking lot (spec part B). Settings: PARKING_LOT_CONFIG (path of the lot's JSON file;
- * default the demo lot). PARKING_UNSAFE_NO_ARBITER=1 exists only for the race test's negative control.
+ * default the demo lot).
  */
 export const parkingModule: ServiceModule = {
   name: 'parking',
   needs: ['payments'],
   migrations: parkingMigrations,
   async create(deps) {
-    const lot = loadLotConfig(deps.config.env.PARKING_LOT_CONFIG || DEMO_LOT_PATH);
-    const unsafeNoArbiter = deps.config.env.PARKING_UNSAFE_NO_ARBITER === '1';
-    if (unsafeNoArbiter)
-      deps.log.warn('PARKING_UNSAFE_NO_ARBITER=1: spots can be given twice (test-only setting)');
-    const payments = createParkingPayments(deps.modules.get('payments') as PaymentsApi);
+    const lot = loadLotConfig(loadParkingSettings(deps.config.env).lotConfigPath);
+    // `needs: ['payments']`: the platform created payments first; its public API is this.
+    const payments = deps.modules.get('payments') as PaymentsApi;
     const service = createParkingService({
-      repository: createParkingRepository(deps.database.db),
+      repositories: createParkingRepositories(deps.database.db),
       lot,
       payments,
       events: createEvents(deps.pubsub, deps.log),
       clock: deps.clock,
       log: deps.log,
-      unsafeNoArbiter,
     });
     await service.syncSpots();
-    payments.onOutcome(service.handleOutcome);
+    payments.onPaymentEvent('parking', ({ payment }) => service.handleOutcome(payment));
     const live = createLiveBoards({
       pubsub: deps.pubsub,
       sse: deps.sse,
@@ -45,8 +44,12 @@ export const parkingModule: ServiceModule = {
     return {
       async routes(app) {
         await live.start();
-        parkingApiRoutes(app, service, live);
-        parkingPages(app, service);
+        // In this order: /openapi.json lists the operations as they are registered.
+        await app.register(entryRoutes, { entry: service });
+        await app.register(exitRoutes, { checkout: service, live });
+        await app.register(boardsRoutes, { boards: service, live });
+        await app.register(lotRoutes, { lot: service.lot });
+        await app.register(parkingPages, { service });
       },
       close: () => live.close(),
     };

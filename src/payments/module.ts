@@ -1,5 +1,6 @@
 import type { ServiceModule } from '../platform/module.ts';
-import { paymentsMigrations } from './migrations.ts';
+import { paymentsMigrations } from './migrations/index.ts';
+import { paymentPageRoutes } from './pages/routes.ts';
 import { createPaymentsRepository } from './repository.ts';
 import { paymentsRoutes } from './routes.ts';
 import { createSandboxGateway } from './sandbox.ts';
@@ -36,7 +37,10 @@ export const paymentsModule: ServiceModule = {
     const payments = service;
     return {
       api: payments.api,
-      routes: (app) => paymentsRoutes(app, payments),
+      routes: async (app) => {
+        await app.register(paymentsRoutes, { service: payments });
+        await app.register(paymentPageRoutes, { api: payments.api });
+      },
       jobs: [
         {
           name: 'payments.reconcile',

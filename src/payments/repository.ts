@@ -1,85 +1,32 @@
-import { type ColumnType, type Kysely, sql, type Transaction } from 'kysely';
+import { type Insertable, type Kysely, sql, type Transaction } from 'kysely';
 import { createGroup } from '../platform/db/group.ts';
 import type { Db } from '../platform/db/index.ts';
+import type { PaymentPurpose, PaymentStatus } from './api.ts';
+import type { PaymentRow, PaymentsTable, PaymentsTables, RefundRow, RefundsTable } from './tables.ts';
 
 /** SQL of the payments module; the rules live in service.ts. */
-type Money = ColumnType<bigint, number, number>;
+export type { PaymentRow, RefundRow } from './tables.ts';
 
-export interface PaymentsTable {
-  id: string;
-  purpose: string;
-  reference: string;
-  description: string;
-  amount_minor: Money;
-  currency: string;
-  status: string;
-  allow_retry: boolean;
-  idempotency_key: string | null;
-  return_url: string | null;
-  attempt_id: string | null;
-  attempt_started_at: Date | null;
-  attempts: ColumnType<number, number | undefined, number>;
-  gateway_charge_id: string | null;
-  card_last4: string | null;
-  card_brand: string | null;
-  failure_code: string | null;
-  failure_message: string | null;
-  refunded_minor: ColumnType<bigint, number | undefined, number>;
-  refund_reason: string | null;
-  version: ColumnType<number, number | undefined, number>;
-  notified_version: ColumnType<number, number | undefined, number>;
-  last_event: string | null;
-  created_at: Date;
-  updated_at: Date;
-  completed_at: Date | null;
-  failed_at: Date | null;
-  refunded_at: Date | null;
-}
+/** A payment as created: PENDING, no attempt yet. */
+export type NewPayment = Required<
+  Pick<
+    Insertable<PaymentsTable>,
+    | 'id'
+    | 'purpose'
+    | 'reference'
+    | 'description'
+    | 'amount_minor'
+    | 'currency'
+    | 'allow_retry'
+    | 'idempotency_key'
+    | 'return_url'
+    | 'created_at'
+    | 'updated_at'
+  >
+> & { status: 'PENDING' };
 
-export interface RefundsTable {
-  id: string;
-  payment_id: string;
-  amount_minor: Money;
-  reason: string;
-  idempotency_key: string;
-  status: string;
-  gateway_refund_id: string | null;
-  created_at: Date;
-  completed_at: Date | null;
-}
-
-export type Tables = {
-  payments: PaymentsTable;
-  payment_refunds: RefundsTable;
-  payment_webhook_events: { event_id: string; type: string; received_at: Date };
-};
-
-export type PaymentRow = {
-  [K in keyof PaymentsTable]: PaymentsTable[K] extends ColumnType<infer S, unknown, unknown>
-    ? S
-    : PaymentsTable[K];
-};
-export type RefundRow = {
-  [K in keyof RefundsTable]: RefundsTable[K] extends ColumnType<infer S, unknown, unknown>
-    ? S
-    : RefundsTable[K];
-};
-export type NewPayment = Pick<
-  PaymentsTable,
-  | 'id'
-  | 'purpose'
-  | 'reference'
-  | 'description'
-  | 'currency'
-  | 'allow_retry'
-  | 'idempotency_key'
-  | 'return_url'
-  | 'created_at'
-  | 'updated_at'
-> & { amount_minor: number; status: 'PENDING' };
-
-export type PaymentsDb = Kysely<Tables>;
-type Executor = Kysely<Tables> | Transaction<Tables>;
+export type PaymentsDb = Kysely<PaymentsTables>;
+type Executor = PaymentsDb | Transaction<PaymentsTables>;
 
 /** Card attempts per payment: a hosted page must not become a card-testing oracle. */
 export const MAX_ATTEMPTS = 10;
@@ -99,7 +46,7 @@ const failedFields = (failure: Failure, now: Date) =>
   }) as const;
 
 export function createPaymentsRepository(database: Db) {
-  const db: PaymentsDb = database.withTables<Tables>();
+  const db: PaymentsDb = database.withTables<PaymentsTables>();
 
   const insertRows = (rows: NewPayment[]) =>
     db
@@ -135,11 +82,11 @@ export function createPaymentsRepository(database: Db) {
       return executor.selectFrom('payments').selectAll().where('id', '=', id).executeTakeFirst();
     },
 
-    async findForUpdate(trx: Transaction<Tables>, id: string): Promise<PaymentRow | undefined> {
+    async findForUpdate(trx: Transaction<PaymentsTables>, id: string): Promise<PaymentRow | undefined> {
       return trx.selectFrom('payments').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
     },
 
-    async findByIdempotencyKey(purpose: string, key: string): Promise<PaymentRow | undefined> {
+    async findByIdempotencyKey(purpose: PaymentPurpose, key: string): Promise<PaymentRow | undefined> {
       return db
         .selectFrom('payments')
         .selectAll()
@@ -148,7 +95,7 @@ export function createPaymentsRepository(database: Db) {
         .executeTakeFirst();
     },
 
-    async listByReference(purpose: string, reference: string): Promise<PaymentRow[]> {
+    async listByReference(purpose: PaymentPurpose, reference: string): Promise<PaymentRow[]> {
       return db
         .selectFrom('payments')
         .selectAll()
@@ -258,12 +205,12 @@ export function createPaymentsRepository(database: Db) {
         .execute();
     },
 
-    async unnotified(purposes: string[], before: Date, limit: number): Promise<PaymentRow[]> {
+    async unnotified(purposes: PaymentPurpose[], before: Date, limit: number): Promise<PaymentRow[]> {
       if (purposes.length === 0) return [];
       return db
         .selectFrom('payments')
         .selectAll()
-        .where(sql<boolean>`notified_version < version`)
+        .where((eb) => eb('notified_version', '<', eb.ref('version')))
         .where('updated_at', '<=', before)
         .where('purpose', 'in', purposes)
         .orderBy('updated_at')
@@ -283,7 +230,7 @@ export function createPaymentsRepository(database: Db) {
     },
 
     async findRefund(
-      trx: Transaction<Tables>,
+      trx: Transaction<PaymentsTables>,
       paymentId: string,
       key: string,
     ): Promise<RefundRow | undefined> {
@@ -297,7 +244,7 @@ export function createPaymentsRepository(database: Db) {
     },
 
     /** Records a refund as PENDING and reserves its amount, so concurrent refunds cannot exceed the payment. */
-    async reserveRefund(trx: Transaction<Tables>, refund: NewRefund): Promise<void> {
+    async reserveRefund(trx: Transaction<PaymentsTables>, refund: NewRefund): Promise<void> {
       await trx
         .insertInto('payment_refunds')
         .values({ ...refund, status: 'PENDING' })
@@ -330,7 +277,7 @@ export function createPaymentsRepository(database: Db) {
           .updateTable('payments')
           .set({
             ...bump,
-            status: sql<string>`case when (select sum(amount_minor) from payment_refunds
+            status: sql<PaymentStatus>`case when (select sum(amount_minor) from payment_refunds
               where payment_id = ${refund.payment_id} and status = 'SUCCEEDED') >= amount_minor
               then 'REFUNDED' else status end`,
             refund_reason: refund.reason,
@@ -377,7 +324,12 @@ export function createPaymentsRepository(database: Db) {
     },
 
     /** False when the event id was seen before (a replay or a redelivery). */
-    async recordEvent(trx: Transaction<Tables>, eventId: string, type: string, now: Date): Promise<boolean> {
+    async recordEvent(
+      trx: Transaction<PaymentsTables>,
+      eventId: string,
+      type: string,
+      now: Date,
+    ): Promise<boolean> {
       const result = await trx
         .insertInto('payment_webhook_events')
         .values({ event_id: eventId, type, received_at: now })

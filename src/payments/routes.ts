@@ -1,7 +1,6 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Static } from 'typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import { platformError } from '../platform/errors.ts';
-import { serveStatic } from '../platform/pages/index.ts';
 import type { Payment } from './api.ts';
 import { paymentError } from './errors.ts';
 import {
@@ -12,10 +11,9 @@ import {
   SettleRequest,
   WebhookAck,
 } from './schemas.ts';
-import { formatMinor, type PaymentsService, toJson } from './service.ts';
+import { type PaymentsService, toJson } from './service.ts';
 
 const tags = ['payments'];
-type Params = Static<typeof PaymentParams>;
 
 /**
  * Whoever holds a payment's id (its hosted page link) may see and pay it: the id is the
@@ -25,11 +23,13 @@ const byPaymentId = { access: { public: true } } as const;
 const admin = { access: { admin: true } } as const;
 const CAPABILITY = 'The payment id is the capability: whoever holds the payment link may call this.';
 
-export async function paymentsRoutes(app: FastifyInstance, service: PaymentsService) {
+export const paymentsRoutes: FastifyPluginAsyncTypebox<{ service: PaymentsService }> = async (
+  app,
+  { service },
+) => {
   const { api } = service;
-  serveStatic(app, 'payments', new URL('./pages/static/', import.meta.url));
 
-  app.get<{ Params: Params }>(
+  app.get(
     '/api/v1/payments/:paymentId',
     {
       config: byPaymentId,
@@ -44,7 +44,7 @@ export async function paymentsRoutes(app: FastifyInstance, service: PaymentsServ
     async (request) => toJson(await service.load(request.params.paymentId)),
   );
 
-  app.post<{ Params: Params; Body: Static<typeof PayRequest> }>(
+  app.post(
     '/api/v1/payments/:paymentId/pay',
     {
       schema: {
@@ -63,7 +63,7 @@ export async function paymentsRoutes(app: FastifyInstance, service: PaymentsServ
         ...byPaymentId,
         idempotency: {
           scope: 'payments.pay',
-          principal: (request: FastifyRequest) => (request.params as Params).paymentId,
+          principal: paymentIdOf,
         },
       },
     },
@@ -74,7 +74,7 @@ export async function paymentsRoutes(app: FastifyInstance, service: PaymentsServ
     },
   );
 
-  app.post<{ Params: Params; Body: Static<typeof RefundRequest> }>(
+  app.post(
     '/api/v1/payments/:paymentId/refund',
     {
       schema: {
@@ -98,7 +98,7 @@ export async function paymentsRoutes(app: FastifyInstance, service: PaymentsServ
     },
   );
 
-  app.post<{ Params: Params; Body: Static<typeof SettleRequest> }>(
+  app.post(
     '/api/v1/payments/:paymentId/sandbox/settle',
     {
       schema: {
@@ -113,7 +113,7 @@ export async function paymentsRoutes(app: FastifyInstance, service: PaymentsServ
       config: admin,
     },
     async (request) => {
-      await api.sandbox.settle(request.params.paymentId, request.body.outcome as 'succeeded' | 'failed');
+      await api.sandbox.settle(request.params.paymentId, request.body.outcome);
       return toJson(await service.load(request.params.paymentId));
     },
   );
@@ -152,34 +152,13 @@ export async function paymentsRoutes(app: FastifyInstance, service: PaymentsServ
       },
     );
   });
+};
 
-  app.get<{ Params: Params }>(
-    '/pay/:paymentId',
-    { config: byPaymentId, schema: { hide: true, params: PaymentParams } },
-    async (request, reply) => {
-      const payment = await api.get(request.params.paymentId);
-      if (!payment) {
-        return reply.code(404).page('/platform/pages/message', {
-          title: 'Payment not found',
-          message: 'This payment link is not valid. Ask for a new one where you started.',
-          tone: 'bad',
-        });
-      }
-      return reply.page('/payments/pages/pay', {
-        title: `Pay ${formatMinor(payment.amountMinor, payment.currency)}`,
-        payment: toJson(payment),
-        amount: formatMinor(payment.amountMinor, payment.currency),
-        payable: payable(payment),
-        styles: ['/static/payments/pay.css'],
-        scripts: ['/static/payments/pay.js'],
-      });
-    },
-  );
-}
-
-function payable(payment: Payment): boolean {
-  if (payment.chargeOutstanding) return false;
-  return payment.status === 'PENDING' || (payment.status === 'FAILED' && payment.allowRetry);
+/** The idempotency hook serves every route, so it sees params untyped; this route's are validated by then. */
+function paymentIdOf(request: FastifyRequest): string | undefined {
+  const params = request.params;
+  if (typeof params !== 'object' || params === null || !('paymentId' in params)) return undefined;
+  return typeof params.paymentId === 'string' ? params.paymentId : undefined;
 }
 
 function declined(payment: Payment) {

@@ -1,4 +1,4 @@
-import { type ColumnType, sql } from 'kysely';
+import { sql } from 'kysely';
 import type { Clock } from '../platform/clock.ts';
 import type { Db } from '../platform/db/index.ts';
 import { uuidv7 } from '../platform/ids.ts';
@@ -13,6 +13,7 @@ import {
   type RefundRequest,
   type WebhookEvent,
 } from './gateway.ts';
+import type { ChargeRow, PaymentsTables } from './tables.ts';
 
 /**
  * The built-in sandbox gateway. It keeps its own books (tables `payments_sandbox_*`, which a real
@@ -54,36 +55,6 @@ export interface SandboxGateway extends PaymentGateway {
   drain(): Promise<void>;
 }
 
-interface ChargeRow {
-  id: string;
-  idempotency_key: string;
-  payment_id: string;
-  status: string;
-  amount_minor: bigint;
-  currency: string;
-  last4: string;
-  brand: string;
-  failure_code: string | null;
-  failure_message: string | null;
-}
-
-type Money = ColumnType<bigint, number, number>;
-type SandboxTables = {
-  payments_sandbox_charges: Omit<ChargeRow, 'amount_minor'> & {
-    amount_minor: Money;
-    refunded_minor: Money;
-    created_at: Date;
-    updated_at: Date;
-  };
-  payments_sandbox_refunds: {
-    id: string;
-    idempotency_key: string;
-    charge_id: string;
-    amount_minor: Money;
-    created_at: Date;
-  };
-};
-
 export function createSandboxGateway(options: {
   db: Db;
   clock: Clock;
@@ -92,17 +63,17 @@ export function createSandboxGateway(options: {
   retryDelaysMs?: number[];
   onDeliveryError?: (error: unknown, event: WebhookEvent) => void;
 }): SandboxGateway {
-  const db = options.db.withTables<SandboxTables>();
+  const db = options.db.withTables<PaymentsTables>();
   const { clock } = options;
   const retryDelaysMs = options.retryDelaysMs ?? [200, 1000, 5000];
   const inFlight = new Set<Promise<void>>();
   let closing = false;
 
-  const toCharge = (row: ChargeRow): Charge => ({
+  const toCharge = (row: Omit<ChargeRow, 'refunded_minor' | 'created_at' | 'updated_at'>): Charge => ({
     id: row.id,
     idempotencyKey: row.idempotency_key,
     paymentId: row.payment_id,
-    status: row.status as Charge['status'],
+    status: row.status,
     amountMinor: Number(row.amount_minor),
     currency: row.currency,
     last4: row.last4,
@@ -180,7 +151,7 @@ export function createSandboxGateway(options: {
         id: `ch_${uuidv7().replaceAll('-', '')}`,
         idempotency_key: request.idempotencyKey,
         payment_id: request.paymentId,
-        status: outcome === 'hang' ? 'pending' : outcome.status,
+        status: outcome === 'hang' ? ('pending' as const) : outcome.status,
         amount_minor: request.amountMinor,
         currency: request.currency,
         last4: request.card.last4,

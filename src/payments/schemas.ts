@@ -58,7 +58,7 @@ export const RefundRequest = Type.Object({
 });
 
 export const SettleRequest = Type.Object({
-  outcome: Type.String({ enum: ['succeeded', 'failed'] }),
+  outcome: Type.Unsafe<'succeeded' | 'failed'>(Type.String({ enum: ['succeeded', 'failed'] })),
 });
 
 export const WebhookAck = Type.Object({ received: Type.Boolean(), duplicate: Type.Boolean() });

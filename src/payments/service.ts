@@ -7,10 +7,8 @@ import type {
   CreatePaymentInput,
   Payment,
   PaymentEventHandler,
-  PaymentEventType,
   PaymentJson,
   PaymentPurpose,
-  PaymentStatus,
   PaymentsApi,
   PayOptions,
   RefundOptions,
@@ -55,12 +53,12 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
   function toPayment(row: PaymentRow): Payment {
     return {
       id: row.id,
-      purpose: row.purpose as PaymentPurpose,
+      purpose: row.purpose,
       reference: row.reference,
       description: row.description,
       amountMinor: Number(row.amount_minor),
       currency: row.currency,
-      status: row.status as PaymentStatus,
+      status: row.status,
       allowRetry: row.allow_retry,
       cardLast4: row.card_last4,
       cardBrand: row.card_brand,
@@ -88,10 +86,10 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
 
   /** Runs the owner's handler for the latest transition; failures are retried by `reconcile`. */
   async function notify(row: PaymentRow): Promise<void> {
-    const handler = handlers.get(row.purpose as PaymentPurpose);
+    const handler = handlers.get(row.purpose);
     if (!handler || !row.last_event || row.notified_version >= row.version) return;
     try {
-      await handler({ type: row.last_event as PaymentEventType, payment: toPayment(row) });
+      await handler({ type: row.last_event, payment: toPayment(row) });
       await repo.markNotified(row.id, row.version);
     } catch (error) {
       log.error(

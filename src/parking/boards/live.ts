@@ -1,0 +1,90 @@
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
+import type { SseHub, SseStream } from '../../platform/http/sse.ts';
+import type { PubSub } from '../../platform/pubsub/index.ts';
+import { SPOTS_CHANNEL, TICKETS_CHANNEL, type TicketEvent } from './events.ts';
+import type { BoardsView } from './views.ts';
+
+/**
+ * Live display boards and panel events over SSE, in one API process. Every process subscribes to
+ * the pub/sub channels, so a park or unpark handled anywhere reaches every board. Refreshes are
+ * coalesced: while one board query runs, further changes wait for it and cause one more query,
+ * so a burst of entries costs a few queries, and the last snapshot sent is always current.
+ */
+export function createLiveBoards(deps: {
+  pubsub: PubSub;
+  sse: SseHub;
+  log: FastifyBaseLogger;
+  boards: () => Promise<BoardsView>;
+  ticketSnapshot: (ticketId: string) => Promise<unknown>;
+}) {
+  const boardStreams = new Set<SseStream>();
+  const ticketStreams = new Map<string, Set<SseStream>>();
+  const unsubscribers: (() => Promise<void>)[] = [];
+  let running = false;
+  let dirty = false;
+
+  function refresh(): void {
+    if (boardStreams.size === 0) return;
+    dirty = true;
+    if (running) return;
+    running = true;
+    void (async () => {
+      while (dirty) {
+        dirty = false;
+        try {
+          const snapshot = await deps.boards();
+          for (const stream of boardStreams) stream.send('boards', snapshot);
+        } catch (error) {
+          deps.log.warn({ err: error }, 'display boards not refreshed');
+        }
+      }
+      running = false;
+    })();
+  }
+
+  function onTicketEvent(message: unknown): void {
+    // This channel carries only what events.ts publishes on it.
+    const event = message as TicketEvent;
+    for (const stream of ticketStreams.get(event.ticketId) ?? []) stream.send(event.type, event);
+  }
+
+  return {
+    async start() {
+      unsubscribers.push(await deps.pubsub.subscribe(SPOTS_CHANNEL, refresh));
+      unsubscribers.push(await deps.pubsub.subscribe(TICKETS_CHANNEL, onTicketEvent));
+    },
+
+    /** `event: boards` with the full boards snapshot, at once and after every change. */
+    async streamBoards(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+      const stream = deps.sse.open(request, reply);
+      boardStreams.add(stream);
+      // Through the refresh loop, so no older snapshot can overtake a newer one on this stream.
+      refresh();
+      await stream.closed;
+      boardStreams.delete(stream);
+    },
+
+    /** `event: ticket` with the ticket at once, then `gate_open`, `payment_failed`, `payment_refunded`. */
+    async streamTicket(ticketId: string, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+      await deps.ticketSnapshot(ticketId); // an unknown ticket is a 404, before the stream opens
+      const stream = deps.sse.open(request, reply);
+      const streams = ticketStreams.get(ticketId) ?? new Set();
+      ticketStreams.set(ticketId, streams);
+      streams.add(stream);
+      // Read after subscribing: an event is then either in this snapshot or sent after it.
+      deps.ticketSnapshot(ticketId).then(
+        (snapshot) => stream.send('ticket', snapshot),
+        (error) => deps.log.warn({ err: error, ticketId }, 'ticket snapshot failed'),
+      );
+      await stream.closed;
+      streams.delete(stream);
+      if (streams.size === 0) ticketStreams.delete(ticketId);
+    },
+
+    async close() {
+      for (const unsubscribe of unsubscribers.splice(0)) await unsubscribe().catch(() => {});
+    },
+  };
+}
+
+export type LiveBoards = ReturnType<typeof createLiveBoards>;

@@ -1,0 +1,102 @@
+import { sql } from 'kysely';
+import type { Db } from '../../platform/db/index.ts';
+import type { Need, VehicleType } from '../lot/allocation.ts';
+import { createTicketReads, parkingDb, RETURNING_TICKET } from '../rows.ts';
+import type { TicketRow } from '../tables.ts';
+
+export interface NewTicket {
+  id: string;
+  licensePlate: string;
+  vehicleType: VehicleType;
+  needs: readonly Need[];
+  entryTime: Date;
+  entryPanelId: string | null;
+}
+
+const rankColumn = (vehicle: VehicleType) => sql.ref(`rank_${vehicle.toLowerCase()}`);
+/** `order by` of the arbiter: a need's spot types first, then the floor, the offering rank, the file order. */
+const offeringOrder = (needs: readonly Need[], vehicle: VehicleType) =>
+  needs.length > 0
+    ? sql`case when spot_type in (${sql.join([...needs])}) then 0 else 1 end, floor_order, ${rankColumn(vehicle)}, position`
+    : sql`floor_order, ${rankColumn(vehicle)}, position`;
+
+/** SQL of entries: the spot arbiter. */
+export function createEntryRepository(database: Db) {
+  const db = parkingDb(database);
+  const reads = createTicketReads(db);
+  return {
+    ticket: reads.ticket,
+    ticketInside: reads.ticketInside,
+
+    /**
+     * Takes the first free fitting spot and issues the ticket, in one statement: the row lock with
+     * SKIP LOCKED lets concurrent entries take different spots without waiting on each other, and
+     * the `ticket_id is null` re-check means a spot is never given twice. No row → nothing free.
+     */
+    async park(ticket: NewTicket): Promise<TicketRow | undefined> {
+      const rank = rankColumn(ticket.vehicleType);
+      // Raw SQL: the spot arbiter, a FOR UPDATE SKIP LOCKED claim chained to the ticket's insert in one statement.
+      const { rows } = await sql<TicketRow>`
+        with candidate as (
+          select id from parking_spots
+          where ticket_id is null and ${rank} is not null
+          order by ${offeringOrder(ticket.needs, ticket.vehicleType)}
+          limit 1
+          for update skip locked
+        ), taken as (
+          update parking_spots s set ticket_id = ${ticket.id}::uuid, occupied_at = ${ticket.entryTime}
+          from candidate where s.id = candidate.id and s.ticket_id is null
+          returning s.id, s.floor, s.spot_type
+        )
+        insert into parking_tickets (id, license_plate, vehicle_type, spot_id, floor, spot_type, status, entry_time, entry_panel_id)
+        select ${ticket.id}::uuid, ${ticket.licensePlate}, ${ticket.vehicleType}, id, floor, spot_type, 'ACTIVE',
+               ${ticket.entryTime}, ${ticket.entryPanelId}
+        from taken
+        returning ${RETURNING_TICKET}`.execute(db);
+      return rows[0];
+    },
+
+    /**
+     * `park` for several tickets of one vehicle type and one set of needs, in one statement and
+     * one commit: the first N free fitting spots (same order, same SKIP LOCKED, same re-check as
+     * `park`) go to the tickets in the order given. Returns each ticket's row, or undefined for
+     * those left without a spot (fewer free unlocked spots than tickets). Throws like `park`
+     * (a plate already inside: unique violation), and then nothing of the batch was written.
+     */
+    async parkMany(tickets: NewTicket[]): Promise<(TicketRow | undefined)[]> {
+      const first = tickets[0];
+      const rank = rankColumn(first.vehicleType);
+      const order = offeringOrder(first.needs, first.vehicleType);
+      // Raw SQL: the spot arbiter for a batch, SKIP LOCKED claims paired with unnest'ed tickets in one statement.
+      const { rows } = await sql<TicketRow>`
+        with wanted as (
+          select * from unnest(${tickets.map((t) => t.id)}::uuid[], ${tickets.map((t) => t.licensePlate)}::text[],
+            ${tickets.map((t) => t.entryTime.toISOString())}::timestamptz[], ${tickets.map((t) => t.entryPanelId)}::text[])
+            with ordinality as w(id, plate, entry_time, panel, n)
+        ), candidate as (
+          select id, row_number() over (order by ${order}) as n
+          from (
+            select id, spot_type, floor_order, ${rank}, position from parking_spots
+            where ticket_id is null and ${rank} is not null
+            order by ${order}
+            limit ${tickets.length}
+            for update skip locked
+          ) free
+        ), taken as (
+          update parking_spots s set ticket_id = wanted.id, occupied_at = wanted.entry_time
+          from candidate join wanted using (n)
+          where s.id = candidate.id and s.ticket_id is null
+          returning s.id, s.floor, s.spot_type, s.ticket_id
+        )
+        insert into parking_tickets (id, license_plate, vehicle_type, spot_id, floor, spot_type, status, entry_time, entry_panel_id)
+        select wanted.id, wanted.plate, ${first.vehicleType}, taken.id, taken.floor, taken.spot_type, 'ACTIVE',
+               wanted.entry_time, wanted.panel
+        from taken join wanted on wanted.id = taken.ticket_id
+        returning ${RETURNING_TICKET}`.execute(db);
+      const byId = new Map(rows.map((row) => [row.id, row]));
+      return tickets.map((ticket) => byId.get(ticket.id));
+    },
+  };
+}
+
+export type EntryRepository = ReturnType<typeof createEntryRepository>;

@@ -1,0 +1,135 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import type { CardDetails } from '../../payments/api.ts';
+import { platformError } from '../../platform/errors.ts';
+import type { LiveBoards } from '../boards/live.ts';
+import { access, tags } from '../http.ts';
+import { EventStream } from '../schemas.ts';
+import { ExitBody, ExitResult, LostBody, RefundBody, TicketParams, TicketWithHistory } from './schemas.ts';
+import type { Checkout } from './service.ts';
+
+/** A ticket's id is printed on it: whoever holds the ticket may follow and pay it. */
+const TICKET_CAPABILITY =
+  'The ticket id is the capability: whoever holds the ticket may call this, without credentials.';
+
+/** HTTP only: schemas, the service call, the status code. */
+export const exitRoutes: FastifyPluginAsyncTypebox<{ checkout: Checkout; live: LiveBoards }> = async (
+  app,
+  { checkout, live },
+) => {
+  // Keys are scoped per ticket (or plate), so two panels can never collide on one.
+  const paying = { idempotency: { scope: 'parking.pay', principal: ticketOrPlate } };
+
+  app.post(
+    '/api/v1/parking/exit',
+    {
+      config: { ...access.panel, ...paying },
+      schema: {
+        tags,
+        summary:
+          'A vehicle leaves: the fee and its payment (paid at once with a card, or later on paymentUrl)',
+        description:
+          'Without `payment` the answer holds a PENDING payment and its hosted `paymentUrl`; asking again returns the same payment. With `payment` (card details) the card is charged once: COMPLETED frees the spot and opens the gate; a declined card is a 402 and the ticket stays ACTIVE. Paying needs an `Idempotency-Key` header.',
+        body: ExitBody,
+        response: { 200: ExitResult, 202: ExitResult },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body;
+      const result = await checkout.exit({ ...body, ...payment(request, body.payment) });
+      return reply.code(body.payment && result.status === 'PENDING' ? 202 : 200).send(result);
+    },
+  );
+
+  app.post(
+    '/api/v1/parking/tickets/lost',
+    {
+      // An attendant only: anyone who reads a plate off a car could otherwise withdraw its payment.
+      config: { ...access.attendant, ...paying },
+      schema: {
+        tags,
+        summary: 'Lost ticket: find the vehicle by plate, mark the ticket LOST, charge the lost-ticket fee',
+        description:
+          "The fee is the lot's lost-ticket fee or, when more, the fee the stay has reached so far under the lot's pricing. An exit payment already waiting is withdrawn first.",
+        body: LostBody,
+        response: { 200: ExitResult, 202: ExitResult },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body;
+      const result = await checkout.reportLost({ ...body, ...payment(request, body.payment) });
+      return reply.code(body.payment && result.status === 'PENDING' ? 202 : 200).send(result);
+    },
+  );
+
+  app.get(
+    '/api/v1/parking/tickets/:ticketId',
+    {
+      config: access.public,
+      schema: {
+        tags,
+        summary: 'A ticket with its current payment',
+        description: TICKET_CAPABILITY,
+        params: TicketParams,
+        response: { 200: TicketWithHistory },
+      },
+    },
+    async (request) => checkout.ticket(request.params.ticketId),
+  );
+
+  app.get(
+    '/api/v1/parking/tickets/:ticketId/events',
+    {
+      config: access.public,
+      schema: {
+        tags,
+        summary:
+          'Server-Sent Events for one ticket: `ticket` (now), then `gate_open`, `payment_failed`, `payment_refunded`',
+        description: TICKET_CAPABILITY,
+        params: TicketParams,
+        response: { 200: EventStream },
+      },
+    },
+    async (request, reply) => live.streamTicket(request.params.ticketId, request, reply),
+  );
+
+  app.post(
+    '/api/v1/parking/tickets/:ticketId/refund',
+    {
+      config: access.admin,
+      schema: {
+        tags,
+        summary: 'Refund the completed payment of a ticket',
+        params: TicketParams,
+        body: RefundBody,
+        response: { 200: ExitResult },
+      },
+    },
+    async (request) => checkout.refund(request.params.ticketId, request.body.reason),
+  );
+};
+
+/**
+ * The identity an exit's or lost ticket's idempotency key is scoped by. It runs after validation,
+ * but the idempotency hook serves every route, so it sees the body untyped and narrows it here.
+ */
+function ticketOrPlate(request: FastifyRequest): string | undefined {
+  const body = request.body;
+  if (typeof body !== 'object' || body === null) return undefined;
+  if ('ticketId' in body && typeof body.ticketId === 'string') return body.ticketId;
+  if ('licensePlate' in body && typeof body.licensePlate === 'string') return body.licensePlate;
+  return undefined;
+}
+
+/** Card details travel without spaces; paying needs the Idempotency-Key (DESIGN.md). */
+function payment(request: FastifyRequest, card: CardDetails | undefined) {
+  if (!card) return {};
+  const key = request.headers['idempotency-key'];
+  if (typeof key !== 'string') {
+    throw platformError('validation_failed', {
+      detail: 'Paying needs an Idempotency-Key header (any unique string up to 255 characters)',
+      extras: { errors: [{ field: 'headers.idempotency-key', message: 'is required when paying' }] },
+    });
+  }
+  return { card: { ...card, card_number: card.card_number.replace(/ /g, '') } };
+}

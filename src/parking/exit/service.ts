@@ -1,0 +1,276 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { FastifyBaseLogger } from 'fastify';
+import type { CardDetails, Payment, PaymentsApi } from '../../payments/api.ts';
+import type { Clock } from '../../platform/clock.ts';
+import { isUniqueViolation } from '../../platform/db/errors.ts';
+import { AppError } from '../../platform/errors.ts';
+import type { ParkingEvents } from '../boards/events.ts';
+import { panelOrThrow, plateOrThrow } from '../checks.ts';
+import { err } from '../errors.ts';
+import type { LotConfig } from '../lot/config.ts';
+import { elapsedMs, feeFor } from '../pricing/pricing.ts';
+import type { PaymentRow } from '../tables.ts';
+import { exitView, ticketView } from '../views.ts';
+import type { ExitRepository, ExitState } from './repository.ts';
+
+export interface ExitRequest {
+  ticketId: string;
+  /** Pay at once; without it the payment stays PENDING for the hosted page. */
+  card?: CardDetails;
+  panelId?: string;
+}
+
+/**
+ * Exit and payment. A ticket has at most one live payment (PENDING or COMPLETED; a unique index),
+ * so a second exit returns the first one's payment and a ticket is never charged twice. A
+ * COMPLETED outcome, however it arrives (card at the panel, hosted page, webhook), marks the ticket
+ * PAID and frees its spot in one transaction, then refreshes the boards and opens the gate. A
+ * declined payment is final: the ticket stays ACTIVE, and the next exit makes a new payment.
+ */
+export function createCheckout(deps: {
+  repository: ExitRepository;
+  lot: LotConfig;
+  payments: PaymentsApi;
+  events: ParkingEvents;
+  clock: Clock;
+  log: FastifyBaseLogger;
+}) {
+  const { repository, lot, payments, clock, events, log } = deps;
+
+  /** A ticket with its current payment and the ids of all its payments (the ticket id is the capability). */
+  async function ticket(ticketId: string) {
+    const found = await repository.ticket(ticketId);
+    if (!found) throw err('ticket_not_found', `No ticket ${ticketId}`);
+    const all = await repository.payments(ticketId);
+    const current = all.find((payment) => payment.id === found.currentPaymentId);
+    return { ...ticketView(found, current), payments: all.map((payment) => payment.id) };
+  }
+
+  async function exit(request: ExitRequest) {
+    const state = await repository.exitState(request.ticketId);
+    if (!state) throw err('ticket_not_found', `No ticket ${request.ticketId}`);
+    const panelId = panelOrThrow(request.panelId, lot.exitPanels, 'exit');
+    return settle(state, request.card, panelId);
+  }
+
+  /**
+   * Lost ticket: the vehicle is found by its plate, the ticket becomes LOST and the lost-ticket
+   * fee is due, or the fee the stay has reached when that is more.
+   */
+  async function reportLost(request: { licensePlate: string; card?: CardDetails; panelId?: string }) {
+    const plate = plateOrThrow(request.licensePlate);
+    const panelId = panelOrThrow(request.panelId, lot.exitPanels, 'exit');
+    const inside = await repository.ticketInside(plate);
+    const state = inside && (await repository.exitState(inside.id));
+    if (!state) throw err('vehicle_not_found', `No vehicle ${plate} is parked here`);
+    if (state.ticket.status === 'ACTIVE') {
+      const pending = state.current?.status === 'PENDING' ? state.current : undefined;
+      // An exit payment already waiting must be withdrawn first, or both could be paid.
+      if (pending && !(await withdraw(pending))) {
+        throw err('payment_pending', {
+          detail: 'An exit payment for this vehicle is being paid right now; wait for its outcome',
+          extras: { paymentId: pending.id, paymentUrl: pending.paymentUrl },
+        });
+      }
+      await repository.markLost(state.ticket.id, clock.now());
+    }
+    return settle((await repository.exitState(state.ticket.id)) ?? state, request.card, panelId);
+  }
+
+  async function settle(state: ExitState, card: CardDetails | undefined, panelId: string | null) {
+    let payment = await currentPayment(state, panelId);
+    let ticket = state.ticket;
+    if (card && payment.status === 'PENDING') {
+      payment = await charge(payment, card);
+      ticket = (await repository.ticket(ticket.id)) ?? ticket;
+    }
+    if (payment.status === 'FAILED') {
+      // The exit answer rides along (for the panel), its `status` renamed: a problem's status is the HTTP one.
+      const { status, ...view } = exitView(ticket, payment);
+      throw err('payment_declined', {
+        detail: `The payment failed (${payment.failureReason ?? 'declined'}); the ticket stays ${ticket.status} and the gate closed`,
+        extras: { ...view, paymentStatus: status },
+      });
+    }
+    return exitView(ticket, payment);
+  }
+
+  /** The ticket's live payment, or a new one for the fee due now. */
+  async function currentPayment(state: ExitState, panelId: string | null, tries = 3): Promise<PaymentRow> {
+    const { ticket, current } = state;
+    if (current && current.status !== 'FAILED') {
+      // Within the grace period the amount shown holds; after it, an unpaid exit amount is
+      // recomputed (a driver who went back to the car pays for the time since).
+      if (current.status !== 'PENDING' || !isStale(current)) return current;
+      if (!(await withdraw(current))) return (await repository.payment(current.id)) ?? current;
+    }
+    if (ticket.status === 'PAID') throw err('ticket_already_paid');
+
+    const now = clock.now();
+    const kind = ticket.status === 'LOST' ? 'LOST' : 'EXIT';
+    const stay = feeFor(
+      lot.pricing,
+      { vehicleType: ticket.vehicleType, entryTime: ticket.entryTime, exitTime: now },
+      lot.timeZone,
+    );
+    // A lost ticket never costs less than keeping it would have: a flat fee below the hourly one
+    // after a long stay would make "losing" the ticket the cheaper way out.
+    const amountMinor = kind === 'LOST' ? Math.max(lot.lostTicketFeeMinor, stay) : stay;
+    // Concurrent exits of one ticket ask with the same key (its n-th payment) and share one payment.
+    let created: Payment;
+    try {
+      created = await payments.createPayment({
+        purpose: 'parking',
+        amountMinor,
+        currency: lot.currency,
+        reference: ticket.id,
+        description: `${lot.name}: ${kind === 'LOST' ? 'lost ticket' : 'parking'} ${ticket.licensePlate}, spot ${ticket.spotId}`,
+        idempotencyKey: `parking:${ticket.id}:${state.attempts}`,
+        // A declined payment is final: the next exit makes a new one for the fee due then, so an
+        // old payment page can never be paid after a newer one exists.
+        allowRetry: false,
+      });
+    } catch (error) {
+      // Another exit of this ticket created the n-th payment first with another amount (an hour
+      // boundary passed in between): take that one once it is recorded.
+      if (!(error instanceof AppError && error.code === 'idempotency_key_reused')) throw error;
+      return retry(ticket.id, panelId, tries);
+    }
+    const row: PaymentRow = {
+      id: created.id,
+      ticketId: ticket.id,
+      kind,
+      amountMinor: created.amountMinor,
+      currency: created.currency,
+      status: 'PENDING',
+      paymentUrl: created.paymentUrl,
+      failureReason: null,
+      durationMs: elapsedMs({ entryTime: ticket.entryTime, exitTime: now }),
+      createdAt: now,
+      updatedAt: now,
+    };
+    if (await repository.addPayment({ payment: row, ticket: { exitTime: now, exitPanelId: panelId } }))
+      return row;
+    return retry(ticket.id, panelId, tries);
+  }
+
+  /** Another exit of the same ticket got its payment recorded first: answer with that one. */
+  async function retry(ticketId: string, panelId: string | null, tries: number): Promise<PaymentRow> {
+    if (tries <= 1) throw err('payment_pending', 'Another exit of this ticket is in progress; try again');
+    await sleep(20 * (4 - tries)); // network-scale backoff, not business time: not the injected clock
+    const state = await repository.exitState(ticketId);
+    if (!state) throw err('ticket_not_found', `No ticket ${ticketId}`);
+    return currentPayment(state, panelId, tries - 1);
+  }
+
+  function isStale(payment: PaymentRow): boolean {
+    const age = clock.now().getTime() - payment.createdAt.getTime();
+    return payment.kind === 'EXIT' && age > lot.exitGraceMinutes * 60_000;
+  }
+
+  /** Cancels an unpaid PENDING payment; false when a charge is already on its way or it was paid. */
+  async function withdraw(payment: PaymentRow): Promise<boolean> {
+    if (payment.status !== 'PENDING') return false;
+    try {
+      const canceled = await payments.cancel(payment.id, 'superseded by a new amount');
+      await handleOutcome(canceled);
+      return canceled.status === 'FAILED';
+    } catch (error) {
+      if (error instanceof AppError && error.status === 409) return false;
+      throw error;
+    }
+  }
+
+  async function charge(payment: PaymentRow, card: CardDetails): Promise<PaymentRow> {
+    try {
+      const result = await payments.pay(payment.id, card);
+      // payments has already run our outcome handler; applying it again is harmless and makes
+      // this request's answer independent of that.
+      await handleOutcome(result);
+    } catch (error) {
+      // Paid or being paid by another request (a second tab, the hosted page): report that state.
+      const busy = ['payment_already_completed', 'payment_in_progress', 'payment_not_payable'];
+      if (!(error instanceof AppError && busy.includes(error.code))) throw error;
+    }
+    return (await repository.payment(payment.id)) ?? payment;
+  }
+
+  /**
+   * Applies a payment's outcome (registered with payments' `onPaymentEvent('parking', …)`, and
+   * called with the answers of pay, cancel and refund); safe to repeat, from any process.
+   */
+  async function handleOutcome(outcome: Pick<Payment, 'id' | 'status' | 'failureCode'>): Promise<void> {
+    const now = clock.now();
+    if (outcome.status === 'COMPLETED') {
+      let done: Awaited<ReturnType<typeof repository.completePayment>>;
+      try {
+        done = await repository.completePayment(outcome.id, now);
+      } catch (error) {
+        if (!isUniqueViolation(error, 'parking_payments_live')) throw error;
+        return refundDuplicate(outcome.id);
+      }
+      if (!done) return;
+      void events.spotsChanged(now);
+      void events.ticket({
+        type: 'gate_open',
+        ticketId: done.ticket.id,
+        panelId: done.ticket.exitPanelId,
+        paymentId: done.payment.id,
+        at: now.toISOString(),
+      });
+    } else if (outcome.status === 'FAILED') {
+      const reason = outcome.failureCode ?? 'declined';
+      const failed = await repository.setPaymentStatus(outcome.id, 'FAILED', ['PENDING'], now, reason);
+      if (failed) {
+        void events.ticket({
+          type: 'payment_failed',
+          ticketId: failed.ticketId,
+          paymentId: failed.id,
+          reason,
+          at: now.toISOString(),
+        });
+      }
+    } else if (outcome.status === 'REFUNDED') {
+      const refunded = await repository.setPaymentStatus(outcome.id, 'REFUNDED', ['COMPLETED'], now);
+      if (refunded) {
+        void events.ticket({
+          type: 'payment_refunded',
+          ticketId: refunded.ticketId,
+          paymentId: refunded.id,
+          at: now.toISOString(),
+        });
+      }
+    }
+  }
+
+  /** A second payment succeeded for a ticket already paid (e.g. a late answer for a withdrawn one): give it back. */
+  async function refundDuplicate(paymentId: string): Promise<void> {
+    log.warn({ paymentId }, 'a second payment completed for a paid parking ticket; refunding it');
+    await payments.refund(paymentId, { reason: 'duplicate payment for a ticket already paid' });
+    await repository.setPaymentStatus(
+      paymentId,
+      'REFUNDED',
+      ['PENDING', 'FAILED'],
+      clock.now(),
+      'duplicate payment',
+    );
+  }
+
+  /** Refund of a paid ticket (an admin's decision: the route declares admin access). */
+  async function refund(ticketId: string, reason: string) {
+    const ticket = await repository.ticket(ticketId);
+    if (!ticket) throw err('ticket_not_found', `No ticket ${ticketId}`);
+    const payment = ticket.currentPaymentId ? await repository.payment(ticket.currentPaymentId) : undefined;
+    if (!payment || (payment.status !== 'COMPLETED' && payment.status !== 'REFUNDED')) {
+      throw err('payment_not_refundable', 'Only a ticket with a completed payment can be refunded');
+    }
+    if (payment.status === 'COMPLETED') {
+      await handleOutcome(await payments.refund(payment.id, { reason }));
+    }
+    return exitView(ticket, (await repository.payment(payment.id)) ?? payment);
+  }
+
+  return { ticket, exit, reportLost, refund, handleOutcome };
+}
+
+export type Checkout = ReturnType<typeof createCheckout>;

@@ -1,0 +1,78 @@
+import { type Kysely, sql } from 'kysely';
+import type { Migrations } from '../../platform/db/migrate.ts';
+
+/**
+ * PostgreSQL is the arbiter of who parks where:
+ * - a spot row holds at most one ticket (`ticket_id`), taken with a conditional update;
+ * - at most one ticket inside per plate and per spot (partial unique indexes), whatever the code does;
+ * - at most one live (PENDING or COMPLETED) payment per ticket, so an exit never charges twice.
+ */
+export const parkingMigrations: Migrations = {
+  '001_parking': {
+    async up(db: Kysely<unknown>) {
+      await sql`
+        create table parking_spots (
+          id text primary key,
+          floor int not null,
+          floor_order int not null,
+          position int not null,
+          spot_type text not null check (spot_type in ('MOTORCYCLE', 'COMPACT', 'LARGE', 'HANDICAPPED', 'ELECTRIC')),
+          -- Offering order of this spot's type for each vehicle type; null = does not fit (or retired).
+          rank_motorcycle smallint,
+          rank_car smallint,
+          rank_bus smallint,
+          retired boolean not null default false,
+          ticket_id uuid,
+          occupied_at timestamptz
+        )`.execute(db);
+      // One partial index per vehicle type, in allocation order, holding only free fitting spots:
+      // taking the next spot is an index scan that skips rows other entries have locked.
+      for (const vehicle of ['motorcycle', 'car', 'bus']) {
+        await sql
+          .raw(
+            `create index parking_spots_free_${vehicle} on parking_spots (floor_order, rank_${vehicle}, position)
+             where ticket_id is null and rank_${vehicle} is not null`,
+          )
+          .execute(db);
+      }
+      await sql`
+        create table parking_tickets (
+          id uuid primary key,
+          license_plate text not null,
+          vehicle_type text not null check (vehicle_type in ('MOTORCYCLE', 'CAR', 'BUS')),
+          spot_id text not null references parking_spots (id),
+          floor int not null,
+          spot_type text not null,
+          status text not null check (status in ('ACTIVE', 'PAID', 'LOST')),
+          entry_time timestamptz not null,
+          entry_panel_id text,
+          exit_time timestamptz,
+          exit_panel_id text,
+          lost_at timestamptz,
+          paid_at timestamptz,
+          current_payment_id text
+        )`.execute(db);
+      await sql`create unique index parking_tickets_plate_inside on parking_tickets (license_plate)
+        where status in ('ACTIVE', 'LOST')`.execute(db);
+      await sql`create unique index parking_tickets_spot_inside on parking_tickets (spot_id)
+        where status in ('ACTIVE', 'LOST')`.execute(db);
+      await sql`
+        create table parking_payments (
+          id text primary key,
+          ticket_id uuid not null references parking_tickets (id),
+          kind text not null check (kind in ('EXIT', 'LOST')),
+          amount_minor bigint not null,
+          currency text not null,
+          status text not null check (status in ('PENDING', 'COMPLETED', 'FAILED', 'REFUNDED')),
+          payment_url text not null,
+          failure_reason text,
+          duration_ms bigint not null,
+          created_at timestamptz not null,
+          updated_at timestamptz not null
+        )`.execute(db);
+      await sql`create unique index parking_payments_live on parking_payments (ticket_id)
+        where status in ('PENDING', 'COMPLETED')`.execute(db);
+      await sql`create index parking_payments_ticket on parking_payments (ticket_id, created_at)`.execute(db);
+    },
+  },
+};

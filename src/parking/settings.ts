@@ -1,0 +1,13 @@
+import { type Env, envReader } from '../platform/env.ts';
+import { DEMO_LOT_PATH } from './lot/config.ts';
+
+/** Parking's settings, read once at start-up through the platform's env reader. */
+export interface ParkingSettings {
+  /** PARKING_LOT_CONFIG: the lot's JSON file (README, "The lot file"); default the demo lot. */
+  lotConfigPath: string;
+}
+
+export function loadParkingSettings(env: Env): ParkingSettings {
+  const read = envReader(env);
+  return { lotConfigPath: read.string('PARKING_LOT_CONFIG', DEMO_LOT_PATH) };
+}
