@@ -113,8 +113,8 @@ export const bookingModule: ServiceModule = {
         catalogueRoutes(app, catalogue);
         searchRoutes(app, search);
         await app.register(seatsRoutes, { seats, ...limits });
-        waitingRoomRoutes(app, waitingRoom, live, limits);
-        bookingsRoutes(app, bookings);
+        await app.register(waitingRoomRoutes, { waitingRoom, live, ...limits });
+        await app.register(bookingsRoutes, { bookings });
         pageRoutes(app, { catalogue, search, settings, clock });
       },
       jobs: [
