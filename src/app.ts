@@ -69,6 +69,8 @@ export interface BuildOptions {
    * neighbour, e.g. `{notify: recorder}`); modules that need them receive these in `deps.modules`.
    */
   stubs?: Partial<Record<ServiceModule['name'], unknown>>;
+  /** Test-only: modules built in place of the registered ones of the same name (e.g. with a test repository). */
+  replace?: ServiceModule[];
 }
 
 /**
@@ -117,7 +119,9 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
   const db = adapters.database.db;
   await migrateModule(adapters.database, 'platform', platformMigrations);
   const stubs = options.stubs ?? {};
-  const modules = modulesFor(options.modules ?? config.services).filter((module) => !(module.name in stubs));
+  const modules = modulesFor(options.modules ?? config.services)
+    .filter((module) => !(module.name in stubs))
+    .map((module) => options.replace?.find((replacement) => replacement.name === module.name) ?? module);
   for (const module of modules) await migrateModule(adapters.database, module.name, module.migrations);
 
   const metrics = createMetrics(

@@ -30,11 +30,6 @@ export interface BookingSettings {
   queueRate: RatePolicy;
   /** Load the demo catalogue into an empty database at start-up. */
   demoCatalogue: boolean;
-  /**
-   * TEST ONLY: check-then-write without PostgreSQL deciding, so the race test's negative control
-   * can show it catches a double booking. Never set in production.
-   */
-  unsafeNoArbiter: boolean;
 }
 
 export function loadBookingSettings(env: Readonly<Env>): BookingSettings {
@@ -52,7 +47,6 @@ export function loadBookingSettings(env: Readonly<Env>): BookingSettings {
     holdRate: rate(env, 'BOOKING_RATE_HOLD', '30/60', 'booking.hold'),
     queueRate: rate(env, 'BOOKING_RATE_QUEUE', '120/60', 'booking.queue'),
     demoCatalogue: bool(env, 'BOOKING_DEMO', true),
-    unsafeNoArbiter: bool(env, 'BOOKING_UNSAFE_NO_ARBITER', false),
   };
 }
 

@@ -123,6 +123,8 @@ export async function createTestApp(
     modules?: ServiceModule['name'][];
     /** Public APIs standing in for modules (see BuildOptions.stubs). */
     stubs?: Partial<Record<ServiceModule['name'], unknown>>;
+    /** Modules built in place of the registered ones of the same name (see BuildOptions.replace). */
+    replace?: ServiceModule[];
     env?: Record<string, string>;
     clock?: TestClock;
     workers?: boolean;
@@ -136,6 +138,7 @@ export async function createTestApp(
     logger: false,
     modules: options.modules,
     stubs: options.stubs,
+    replace: options.replace,
   }).catch(async (error) => {
     await adapters.close();
     throw error;

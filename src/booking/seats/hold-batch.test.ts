@@ -22,7 +22,6 @@ before(async () => {
   t = await bookingTestApp();
   seeded = await seedShow(t);
   repo = createSeatsRepository(bookingDb(t.adapters.database.db), {
-    unsafeNoArbiter: false,
     limits: { perShow: 1, perUser: 3 },
   });
   const { rows } = await sql<{

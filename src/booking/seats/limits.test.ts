@@ -162,7 +162,6 @@ describe('the database decides the caps', () => {
   }
   const repo = () =>
     createSeatsRepository(bookingDb(t.adapters.database.db), {
-      unsafeNoArbiter: false,
       limits: { perShow: 1, perUser: 3 },
     });
   const granted = (results: ClaimResult[]) => results.filter((r) => r.taken.length === 0 && !r.limit).length;

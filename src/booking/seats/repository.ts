@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { type RawBuilder, sql } from 'kysely';
 import type { BookingDb, HoldStatus } from '../tables.ts';
 
@@ -63,10 +62,7 @@ const HOLD_COLUMNS = sql`id, show_id, user_id, seat_ids::text[] as seat_ids, sea
 /** Concurrent holds of one user that keep changing under a claim: after this many tries, it is refused. */
 const MAX_STALE_CLAIMS = 5;
 
-export function createSeatsRepository(
-  db: BookingDb,
-  options: { unsafeNoArbiter: boolean; limits: HoldLimits },
-) {
+export function createSeatsRepository(db: BookingDb, options: { limits: HoldLimits }) {
   const { perShow, perUser } = options.limits;
 
   /** One try of `claimSeats`; 'stale' when another hold of the user committed under it. */
@@ -167,7 +163,6 @@ export function createSeatsRepository(
      * Returns the seat ids it could not claim (empty on success), or the user's live holds.
      */
     async claimSeats(hold: NewHold, now: Date): Promise<ClaimResult> {
-      if (options.unsafeNoArbiter) return claimSeatsUnsafely(db, hold, now);
       for (let attempt = 1; ; attempt++) {
         const result = await claimOnce(hold, now);
         if (result !== 'stale') return result;
@@ -478,26 +473,6 @@ function takenResult(missing: string[], rows: TakenRow[], now: Date): ClaimResul
     return { id, until: until > now.getTime() ? until : 0 };
   });
   return { taken, closed };
-}
-
-/**
- * TEST ONLY (BOOKING_UNSAFE_NO_ARBITER=1): the naive check-then-write, with a pause between check
- * and write so the race test's negative control reliably shows what happens without the arbiter.
- */
-async function claimSeatsUnsafely(db: BookingDb, hold: NewHold, now: Date): Promise<ClaimResult> {
-  const { rows } = await sql<{ seat_id: string }>`select seat_id::text as seat_id from booking_show_seats
-    where show_id = ${hold.show_id} and seat_id = any(${hold.seat_ids}::uuid[])
-      and (status = 'AVAILABLE' or (status = 'HELD' and held_until <= ${now}))`.execute(db);
-  const free = new Set(rows.map((row) => row.seat_id));
-  const taken = hold.seat_ids.filter((id) => !free.has(id));
-  if (taken.length > 0) return { taken: taken.map((id) => ({ id, until: 0 })), closed: false };
-  await sleep(20);
-  await sql`update booking_show_seats set status = 'HELD', hold_id = ${hold.id}, held_until = ${hold.expires_at}
-    where show_id = ${hold.show_id} and seat_id = any(${hold.seat_ids}::uuid[])`.execute(db);
-  await sql`insert into booking_holds (id, show_id, user_id, seat_ids, seats, total_minor, status, expires_at, created_at)
-    values (${hold.id}, ${hold.show_id}, ${hold.user_id}, ${hold.seat_ids}::uuid[], ${hold.seats}::text[],
-      ${hold.total_minor}, 'HELD', ${hold.expires_at}, ${hold.created_at})`.execute(db);
-  return { taken: [], closed: false };
 }
 
 function normalise(row: HoldRow): HoldRow {
