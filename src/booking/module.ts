@@ -67,7 +67,7 @@ export const bookingModule = {
       filter: createTakenFilter({ clock, pubsub }),
     });
     const waitingRoom = createWaitingRoomService({
-      repo: createWaitingRoomRepository(db),
+      repo: createWaitingRoomRepository(deps.database.db),
       catalogue,
       pubsub,
       clock,
