@@ -81,7 +81,7 @@ export const bookingModule = {
       log,
     });
     const tickets = createTickets(config.secret);
-    const bookingsRepo = createBookingsRepository(db);
+    const bookingsRepo = createBookingsRepository(deps.database.db);
     const settlement = createSettlement({
       repo: bookingsRepo,
       seats,
