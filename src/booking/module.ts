@@ -52,7 +52,7 @@ export const bookingModule = {
       log.info('loaded the demo catalogue (BOOKING_DEMO=false skips it)');
     }
     const search = createSearchService({ repo: createSearchRepository(db), catalogue, cache, clock });
-    const safeSeatsRepo = createSeatsRepository(db, {
+    const safeSeatsRepo = createSeatsRepository(deps.database.db, {
       limits: { perShow: settings.holdsPerUserShow, perUser: settings.holdsPerUser },
     });
     const seatsRepo = seams.seatsRepository?.(safeSeatsRepo, deps) ?? safeSeatsRepo;

@@ -1,30 +1,14 @@
-import { type RawBuilder, sql } from 'kysely';
-import type { BookingDb, HoldStatus } from '../tables.ts';
+import { type RawBuilder, type Selectable, sql } from 'kysely';
+import type { Db } from '../../platform/db/index.ts';
+import type { BookingDb, BookingTables } from '../tables.ts';
 
-export interface HoldRow {
-  id: string;
-  show_id: string;
-  user_id: string;
-  seat_ids: string[];
-  seats: string[];
+/** A hold as stored, its total in minor units. */
+export type HoldRow = Omit<Selectable<BookingTables['booking_holds']>, 'total_minor'> & {
   total_minor: number;
-  status: HoldStatus;
-  expires_at: Date;
-  created_at: Date;
-  released_at: Date | null;
-  release_reason: string | null;
-}
+};
 
-export interface NewHold {
-  id: string;
-  show_id: string;
-  user_id: string;
-  seat_ids: string[];
-  seats: string[];
-  total_minor: number;
-  expires_at: Date;
-  created_at: Date;
-}
+/** A hold about to be claimed: HELD from `created_at` until `expires_at`. */
+export type NewHold = Omit<HoldRow, 'status' | 'released_at' | 'release_reason'>;
 
 /** Seats the claim could not take; `closed` when the show's inventory is closed (cancelled). */
 export interface ClaimResult {
@@ -50,21 +34,19 @@ export interface LiveHolds {
   holds: { id: string; show_id: string }[];
 }
 
-export interface SeatStateRow {
-  seat_id: string;
-  status: 'AVAILABLE' | 'HELD' | 'BOOKED' | 'CLOSED';
-  held_until: Date | null;
-}
-
-const HOLD_COLUMNS = sql`id, show_id, user_id, seat_ids::text[] as seat_ids, seats, total_minor::int8 as total_minor,
-  status, expires_at, created_at, released_at, release_reason`;
+export type SeatStateRow = Pick<
+  Selectable<BookingTables['booking_show_seats']>,
+  'seat_id' | 'status' | 'held_until'
+>;
 
 /** Concurrent holds of one user that keep changing under a claim: after this many tries, it is refused. */
 const MAX_STALE_CLAIMS = 5;
 
-export function createSeatsRepository(db: BookingDb, options: { limits: HoldLimits }) {
+export function createSeatsRepository(database: Db, options: { limits: HoldLimits }) {
+  const db: BookingDb = database.withTables<BookingTables>();
   const { perShow, perUser } = options.limits;
 
+  // Raw SQL: the arbiter, one statement of data-modifying CTEs that locks seats in seat order and counts the user's holds.
   /** One try of `claimSeats`; 'stale' when another hold of the user committed under it. */
   async function claimOnce(hold: NewHold, now: Date): Promise<ClaimResult | 'stale'> {
     const { rows } = await sql<{
@@ -134,15 +116,19 @@ export function createSeatsRepository(db: BookingDb, options: { limits: HoldLimi
   }
 
   async function liveHoldsOf(userId: string, showId: string, now: Date): Promise<LiveHolds> {
+    // Raw SQL: the arbiter's own count of live holds (liveHolds), so a refusal names what claims count.
     const { rows } = await sql<LiveRow>`${liveHolds(sql`${userId}::uuid`, showId, now)}`.execute(db);
     return liveOf(rows[0]);
   }
 
   return {
     async seatStates(showId: string): Promise<SeatStateRow[]> {
-      const { rows } = await sql<SeatStateRow>`select seat_id, status, held_until from booking_show_seats
-        where show_id = ${showId} and status <> 'AVAILABLE'`.execute(db);
-      return rows;
+      return db
+        .selectFrom('booking_show_seats')
+        .select(['seat_id', 'status', 'held_until'])
+        .where('show_id', '=', showId)
+        .where('status', '<>', 'AVAILABLE')
+        .execute();
     },
 
     /**
@@ -172,6 +158,7 @@ export function createSeatsRepository(db: BookingDb, options: { limits: HoldLimi
       }
     },
 
+    // Raw SQL: the batched arbiter, seat locks in seat order and per-user counters, then one unnest/jsonb bulk write.
     /**
      * Several holds of one show in one transaction and one commit (group commit, `hold-batch.ts`).
      * The free-looking rows of all their seats are locked in seat order, as `claimSeats` does, then
@@ -268,28 +255,53 @@ export function createSeatsRepository(db: BookingDb, options: { limits: HoldLimi
     },
 
     async findHold(id: string): Promise<HoldRow | undefined> {
-      const { rows } = await sql<HoldRow>`select ${HOLD_COLUMNS} from booking_holds where id = ${id}`.execute(
-        db,
-      );
-      return rows[0] ? normalise(rows[0]) : undefined;
+      const row = await db
+        .selectFrom('booking_holds')
+        .select([
+          'id',
+          'show_id',
+          'user_id',
+          // uuid[] comes back from the drivers as text; text[] as an array.
+          sql<string[]>`seat_ids::text[]`.as('seat_ids'),
+          'seats',
+          'total_minor',
+          'status',
+          'expires_at',
+          'created_at',
+          'released_at',
+          'release_reason',
+        ])
+        .where('id', '=', id)
+        .executeTakeFirst();
+      return row && { ...row, total_minor: Number(row.total_minor) };
     },
 
     /** Releases a HELD hold (user cancelled it, payment failed or timed out); false when not HELD. */
     async releaseHold(id: string, reason: string, now: Date): Promise<{ show_id: string } | undefined> {
-      const { rows } = await sql<{ show_id: string }>`
-        with released as (
-          update booking_holds set status = 'RELEASED', released_at = ${now}, release_reason = ${reason}
-          where id = ${id} and status = 'HELD'
-          returning id, show_id, seat_ids
-        ), freed as (
-          update booking_show_seats ss set status = 'AVAILABLE', hold_id = null, held_until = null
-          from released
-          where ss.show_id = released.show_id and ss.seat_id = any(released.seat_ids) and ss.hold_id = released.id
-            and ss.status = 'HELD'
-          returning ss.seat_id
+      // One statement: the hold and its seats change together, in one round trip.
+      return db
+        .with('released', (qb) =>
+          qb
+            .updateTable('booking_holds')
+            .set({ status: 'RELEASED', released_at: now, release_reason: reason })
+            .where('id', '=', id)
+            .where('status', '=', 'HELD')
+            .returning(['id', 'show_id', 'seat_ids']),
         )
-        select show_id, (select count(*) from freed) as freed from released`.execute(db);
-      return rows[0];
+        .with('freed', (qb) =>
+          qb
+            .updateTable('booking_show_seats as ss')
+            .from('released')
+            .set({ status: 'AVAILABLE', hold_id: null, held_until: null })
+            .whereRef('ss.show_id', '=', 'released.show_id')
+            .where((eb) => eb('ss.seat_id', '=', eb.fn.any('released.seat_ids')))
+            .whereRef('ss.hold_id', '=', 'released.id')
+            .where('ss.status', '=', 'HELD')
+            .returning('ss.seat_id'),
+        )
+        .selectFrom('released')
+        .select((eb) => ['show_id', eb.selectFrom('freed').select(eb.fn.countAll().as('n')).as('freed')])
+        .executeTakeFirst();
     },
 
     /**
@@ -297,6 +309,7 @@ export function createSeatsRepository(db: BookingDb, options: { limits: HoldLimi
      * (a seat may already belong to a newer hold, which took it the moment this one expired).
      */
     async expireHolds(now: Date, limit = 1000): Promise<{ holds: number; showIds: string[] }> {
+      // Raw SQL: the sweeper's FOR UPDATE SKIP LOCKED claim inside data-modifying CTEs (one round trip).
       const { rows } = await sql<{ show_id: string; holds: number }>`
         with expired as (
           update booking_holds set status = 'EXPIRED', released_at = ${now}, release_reason = 'expired'
@@ -323,16 +336,23 @@ export function createSeatsRepository(db: BookingDb, options: { limits: HoldLimi
 
     /** Keeps a hold's seats while its payment is in flight (never shortens it). */
     async extendHold(id: string, until: Date): Promise<void> {
-      await sql`
-        with extended as (
-          update booking_holds set expires_at = greatest(expires_at, ${until}) where id = ${id} and status = 'HELD'
-          returning id, show_id, seat_ids
+      await db
+        .with('extended', (qb) =>
+          qb
+            .updateTable('booking_holds')
+            .set((eb) => ({ expires_at: eb.fn<Date>('greatest', ['expires_at', eb.val(until)]) }))
+            .where('id', '=', id)
+            .where('status', '=', 'HELD')
+            .returning(['id', 'show_id', 'seat_ids']),
         )
-        update booking_show_seats ss set held_until = greatest(ss.held_until, ${until})
-        from extended e
-        where ss.show_id = e.show_id and ss.seat_id = any(e.seat_ids) and ss.hold_id = e.id and ss.status = 'HELD'`.execute(
-        db,
-      );
+        .updateTable('booking_show_seats as ss')
+        .from('extended as e')
+        .set((eb) => ({ held_until: eb.fn<Date>('greatest', ['ss.held_until', eb.val(until)]) }))
+        .whereRef('ss.show_id', '=', 'e.show_id')
+        .where((eb) => eb('ss.seat_id', '=', eb.fn.any('e.seat_ids')))
+        .whereRef('ss.hold_id', '=', 'e.id')
+        .where('ss.status', '=', 'HELD')
+        .execute();
     },
 
     /** Audit: seats claimed by more than one live hold or booking, and live holds missing seats. */
@@ -473,10 +493,6 @@ function takenResult(missing: string[], rows: TakenRow[], now: Date): ClaimResul
     return { id, until: until > now.getTime() ? until : 0 };
   });
   return { taken, closed };
-}
-
-function normalise(row: HoldRow): HoldRow {
-  return { ...row, total_minor: Number(row.total_minor) };
 }
 
 export type SeatsRepository = ReturnType<typeof createSeatsRepository>;
