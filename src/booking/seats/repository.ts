@@ -357,26 +357,71 @@ export function createSeatsRepository(database: Db, options: { limits: HoldLimit
 
     /** Audit: seats claimed by more than one live hold or booking, and live holds missing seats. */
     async integrity(showId: string, now: Date) {
-      const { rows } = await sql<{
-        double_booked: number;
-        incomplete: number;
-        held: number;
-        booked: number;
-        live_holds: number;
-      }>`
-        with live as (
-          select id, unnest(seat_ids) as seat_id from booking_holds
-          where show_id = ${showId} and (status = 'BOOKED' or (status = 'HELD' and expires_at > ${now}))
+      const count = sql<number>`count(*)::int`.as('n');
+      return db
+        .with('live', (qb) =>
+          qb
+            .selectFrom('booking_holds')
+            .select(['id', sql<string>`unnest(seat_ids)`.as('seat_id')])
+            .where('show_id', '=', showId)
+            .where((eb) =>
+              eb.or([
+                eb('status', '=', 'BOOKED'),
+                eb.and([eb('status', '=', 'HELD'), eb('expires_at', '>', now)]),
+              ]),
+            ),
         )
-        select
-          (select count(*)::int from (select seat_id from live group by seat_id having count(*) > 1) d) as double_booked,
-          (select count(*)::int from live l where not exists (
-            select 1 from booking_show_seats ss where ss.show_id = ${showId} and ss.seat_id = l.seat_id and ss.hold_id = l.id
-          )) as incomplete,
-          (select count(*)::int from booking_show_seats where show_id = ${showId} and status = 'HELD' and held_until > ${now}) as held,
-          (select count(*)::int from booking_show_seats where show_id = ${showId} and status = 'BOOKED') as booked,
-          (select count(distinct id)::int from live) as live_holds`.execute(db);
-      return rows[0];
+        .selectNoFrom((eb) => [
+          eb
+            .selectFrom(
+              eb
+                .selectFrom('live')
+                .select('seat_id')
+                .groupBy('seat_id')
+                .having(eb.fn.countAll(), '>', 1)
+                .as('d'),
+            )
+            .select(count)
+            .$asScalar()
+            .as('double_booked'),
+          eb
+            .selectFrom('live as l')
+            .select(count)
+            .where(({ not, exists, selectFrom }) =>
+              not(
+                exists(
+                  selectFrom('booking_show_seats as ss')
+                    .select(sql`1`.as('one'))
+                    .where('ss.show_id', '=', showId)
+                    .whereRef('ss.seat_id', '=', 'l.seat_id')
+                    .whereRef('ss.hold_id', '=', 'l.id'),
+                ),
+              ),
+            )
+            .$asScalar()
+            .as('incomplete'),
+          eb
+            .selectFrom('booking_show_seats')
+            .select(count)
+            .where('show_id', '=', showId)
+            .where('status', '=', 'HELD')
+            .where('held_until', '>', now)
+            .$asScalar()
+            .as('held'),
+          eb
+            .selectFrom('booking_show_seats')
+            .select(count)
+            .where('show_id', '=', showId)
+            .where('status', '=', 'BOOKED')
+            .$asScalar()
+            .as('booked'),
+          eb
+            .selectFrom('live')
+            .select(sql<number>`count(distinct id)::int`.as('n'))
+            .$asScalar()
+            .as('live_holds'),
+        ])
+        .executeTakeFirstOrThrow();
     },
   };
 }
