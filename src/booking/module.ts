@@ -1,5 +1,5 @@
 import type { NotifyApi } from '../notify/api.ts';
-import type { ServiceModule } from '../platform/module.ts';
+import type { PlatformDeps, ServiceModule } from '../platform/module.ts';
 import { createBookingNotifier } from './bookings/notifications.ts';
 import type { BookingPayments } from './bookings/payments.ts';
 import { createReminders } from './bookings/reminders.ts';
@@ -18,29 +18,31 @@ import { createSearchRepository } from './search/repository.ts';
 import { searchRoutes } from './search/routes.ts';
 import { createSearchService } from './search/service.ts';
 import { createHoldBatcher } from './seats/hold-batch.ts';
-import { createSeatsRepository } from './seats/repository.ts';
+import { createSeatsRepository, type SeatsRepository } from './seats/repository.ts';
 import { seatsRoutes } from './seats/routes.ts';
 import { createSeatsService } from './seats/service.ts';
 import { createTakenFilter } from './seats/taken-filter.ts';
 import { loadBookingSettings } from './settings.ts';
-import { bookingDb } from './tables.ts';
 import { createQueueLive } from './waiting-room/live.ts';
 import { createWaitingRoomRepository } from './waiting-room/repository.ts';
 import { waitingRoomRoutes } from './waiting-room/routes.ts';
 import { createWaitingRoomService } from './waiting-room/service.ts';
 
+/** Test-only seams of the module (the race test's negative control); production passes none. */
+export interface BookingTestSeams {
+  /** Wraps the seats repository, e.g. with a claim that skips the arbiter (test/support/booking.ts). */
+  seatsRepository?: (repo: SeatsRepository, deps: PlatformDeps) => SeatsRepository;
+}
+
 /** Seat booking: catalogue, search, seat holds, bookings paid through `payments`, waiting room (README.md). */
-export const bookingModule: ServiceModule = {
+export const bookingModule = {
   name: 'booking',
   needs: ['payments', 'notify'],
   migrations: bookingMigrations,
-  async create(deps) {
+  async create(deps: PlatformDeps, seams: BookingTestSeams = {}) {
     const settings = loadBookingSettings(deps.config.env);
     const { clock, cache, pubsub, config } = deps;
     const log = deps.log.child({ module: 'booking' });
-    const db = bookingDb(deps.database.db);
-    if (settings.unsafeNoArbiter)
-      log.error('BOOKING_UNSAFE_NO_ARBITER is set: seats CAN be sold twice (tests only)');
 
     const catalogueRepo = createCatalogueRepository(deps.database.db);
     const catalogue = createCatalogueService({ repo: catalogueRepo, cache, clock });
@@ -53,14 +55,13 @@ export const bookingModule: ServiceModule = {
       cache,
       clock,
     });
-    const seatsRepo = createSeatsRepository(db, {
-      unsafeNoArbiter: settings.unsafeNoArbiter,
+    const safeSeatsRepo = createSeatsRepository(deps.database.db, {
       limits: { perShow: settings.holdsPerUserShow, perUser: settings.holdsPerUser },
     });
+    const seatsRepo = seams.seatsRepository?.(safeSeatsRepo, deps) ?? safeSeatsRepo;
     const seats = createSeatsService({
       repo: seatsRepo,
-      // The race test's negative control needs every claim to take the naive path.
-      claim: settings.unsafeNoArbiter ? undefined : createHoldBatcher(seatsRepo).claim,
+      claim: createHoldBatcher(seatsRepo).claim,
       catalogue,
       cache,
       clock,
@@ -69,7 +70,7 @@ export const bookingModule: ServiceModule = {
       filter: createTakenFilter({ clock, pubsub }),
     });
     const waitingRoom = createWaitingRoomService({
-      repo: createWaitingRoomRepository(db),
+      repo: createWaitingRoomRepository(deps.database.db),
       catalogue,
       pubsub,
       clock,
@@ -85,7 +86,7 @@ export const bookingModule: ServiceModule = {
       log,
     });
     const tickets = createTickets(config.secret);
-    const bookingsRepo = createBookingsRepository(db);
+    const bookingsRepo = createBookingsRepository(deps.database.db);
     const settlement = createSettlement({
       repo: bookingsRepo,
       seats,
@@ -120,8 +121,8 @@ export const bookingModule: ServiceModule = {
         await app.register(catalogueRoutes, { catalogue });
         await app.register(searchRoutes, { search });
         await app.register(seatsRoutes, { seats, ...limits });
-        waitingRoomRoutes(app, waitingRoom, live, limits);
-        bookingsRoutes(app, bookings);
+        await app.register(waitingRoomRoutes, { waitingRoom, live, ...limits });
+        await app.register(bookingsRoutes, { bookings });
         await app.register(pageRoutes, { catalogue, search, settings, clock });
       },
       jobs: [
@@ -148,4 +149,4 @@ export const bookingModule: ServiceModule = {
       ],
     };
   },
-};
+} satisfies ServiceModule;

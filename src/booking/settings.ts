@@ -31,11 +31,6 @@ export interface BookingSettings {
   queueRate: RatePolicy;
   /** Load the demo catalogue into an empty database at start-up. */
   demoCatalogue: boolean;
-  /**
-   * TEST ONLY: check-then-write without PostgreSQL deciding, so the race test's negative control
-   * can show it catches a double booking. Never set in production.
-   */
-  unsafeNoArbiter: boolean;
 }
 
 export function loadBookingSettings(env: Env): BookingSettings {
@@ -54,6 +49,5 @@ export function loadBookingSettings(env: Env): BookingSettings {
     holdRate: read.rate('BOOKING_RATE_HOLD', '30/60', 'booking.hold'),
     queueRate: read.rate('BOOKING_RATE_QUEUE', '120/60', 'booking.queue'),
     demoCatalogue: read.bool('BOOKING_DEMO', true),
-    unsafeNoArbiter: read.bool('BOOKING_UNSAFE_NO_ARBITER', false),
   };
 }

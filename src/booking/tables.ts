@@ -191,8 +191,3 @@ export interface QueueEntriesTable {
 }
 
 export type BookingDb = Kysely<BookingTables>;
-
-/** The booking tables' typed handle on the shared database. */
-export function bookingDb(db: Db): BookingDb {
-  return db.withTables<BookingTables>();
-}

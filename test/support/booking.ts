@@ -1,8 +1,14 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { sql } from 'kysely';
 import type { App } from '../../src/app.ts';
+import { type BookingTestSeams, bookingModule } from '../../src/booking/module.ts';
+import type { ClaimResult, NewHold, SeatsRepository } from '../../src/booking/seats/repository.ts';
+import type { BookingTables } from '../../src/booking/tables.ts';
 import type { NotificationAccepted, NotificationRequest, NotifyApi } from '../../src/notify/api.ts';
 import type { TestClock } from '../../src/platform/clock.ts';
+import type { PlatformDeps } from '../../src/platform/module.ts';
 import { createTestApp, type TestApp } from './platform.ts';
 
 /** Helpers for the booking tests: an app on fresh adapters, a catalogue made through the admin API. */
@@ -46,8 +52,15 @@ export interface BookingTestApp extends TestApp {
 }
 
 export async function bookingTestApp(
-  options: { env?: Record<string, string>; clock?: TestClock; notify?: 'recording' | 'real' } = {},
+  options: {
+    env?: Record<string, string>;
+    clock?: TestClock;
+    notify?: 'recording' | 'real';
+    /** Test seams of the booking module, e.g. `{ seatsRepository: withoutArbiter }`. */
+    seams?: BookingTestSeams;
+  } = {},
 ): Promise<BookingTestApp> {
+  const { seams } = options;
   const notify = recordingNotify();
   const test = await createTestApp({
     services: ['booking'],
@@ -61,8 +74,52 @@ export async function bookingTestApp(
       ...options.env,
     },
     stubs: options.notify === 'real' ? undefined : { notify },
+    replace: seams ? [{ ...bookingModule, create: (deps) => bookingModule.create(deps, seams) }] : undefined,
   });
   return { ...test, notify };
+}
+
+/**
+ * The seats repository with the naive check-then-write in place of the arbiter (single and batched
+ * claims alike), with a pause between check and write: the race test's negative control shows with
+ * it that the race's checks catch a seat sold twice.
+ */
+export function withoutArbiter(repo: SeatsRepository, deps: PlatformDeps): SeatsRepository {
+  const db = deps.database.db.withTables<BookingTables>();
+  async function claimSeats(hold: NewHold, now: Date): Promise<ClaimResult> {
+    const rows = await db
+      .selectFrom('booking_show_seats')
+      .select(sql<string>`seat_id::text`.as('seat_id'))
+      .where('show_id', '=', hold.show_id)
+      .where('seat_id', 'in', hold.seat_ids)
+      .where((eb) =>
+        eb.or([
+          eb('status', '=', 'AVAILABLE'),
+          eb.and([eb('status', '=', 'HELD'), eb('held_until', '<=', now)]),
+        ]),
+      )
+      .execute();
+    const free = new Set(rows.map((row) => row.seat_id));
+    const taken = hold.seat_ids.filter((id) => !free.has(id));
+    if (taken.length > 0) return { taken: taken.map((id) => ({ id, until: 0 })), closed: false };
+    await sleep(20);
+    await db
+      .updateTable('booking_show_seats')
+      .set({ status: 'HELD', hold_id: hold.id, held_until: hold.expires_at })
+      .where('show_id', '=', hold.show_id)
+      .where('seat_id', 'in', hold.seat_ids)
+      .execute();
+    await db
+      .insertInto('booking_holds')
+      .values({ ...hold, status: 'HELD', released_at: null, release_reason: null })
+      .execute();
+    return { taken: [], closed: false };
+  }
+  return {
+    ...repo,
+    claimSeats,
+    claimMany: (holds, now) => Promise.all(holds.map((hold) => claimSeats(hold, now))),
+  };
 }
 
 export const LAYOUT = {

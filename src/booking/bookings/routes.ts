@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { bookingUser, ownerScope } from '../caller.ts';
 import { IdParams, Uuid } from '../catalogue/schemas.ts';
@@ -6,7 +6,6 @@ import {
   Booking,
   BookingCreate,
   BookingList,
-  type CancelBody,
   CancelRequest,
   ShowCancelled,
   ShowCancelRequest,
@@ -17,7 +16,10 @@ import type { BookingsService } from './service.ts';
 const tags = ['booking'];
 const adminTags = ['booking admin'];
 
-export function bookingsRoutes(app: FastifyInstance, bookings: BookingsService) {
+export const bookingsRoutes: FastifyPluginAsyncTypebox<{ bookings: BookingsService }> = async (
+  app,
+  { bookings },
+) => {
   app.post(
     '/api/v1/bookings',
     {
@@ -40,8 +42,8 @@ export function bookingsRoutes(app: FastifyInstance, bookings: BookingsService) 
     },
     async (request, reply) => {
       const { status, booking } = await bookings.book(
-        request.body as BookingCreate,
-        request.headers['idempotency-key'] as string,
+        request.body,
+        request.headers['idempotency-key'],
         bookingUser(request),
       );
       return reply.code(status).header('location', `/api/v1/bookings/${booking.booking_id}`).send(booking);
@@ -61,7 +63,7 @@ export function bookingsRoutes(app: FastifyInstance, bookings: BookingsService) 
         response: { 200: Booking },
       },
     },
-    async (request) => bookings.get((request.params as { id: string }).id, ownerScope(request)),
+    async (request) => bookings.get(request.params.id, ownerScope(request)),
   );
 
   app.get(
@@ -78,7 +80,7 @@ export function bookingsRoutes(app: FastifyInstance, bookings: BookingsService) 
       },
     },
     async (request) => ({
-      bookings: await bookings.forUser((request.params as { id: string }).id, {
+      bookings: await bookings.forUser(request.params.id, {
         ticket: request.caller.kind === 'user',
       }),
     }),
@@ -99,11 +101,11 @@ export function bookingsRoutes(app: FastifyInstance, bookings: BookingsService) 
       },
     },
     async (request) => {
-      const body = request.body as CancelBody;
+      const body = request.body;
       const byAdmin = request.caller.kind === 'admin';
       // The admin acts on any booking; a `user_id` they send must still be the booking's.
       const owner = byAdmin ? body.user_id?.toLowerCase() : bookingUser(request, body.user_id);
-      return bookings.cancel((request.params as { id: string }).id, {
+      return bookings.cancel(request.params.id, {
         owner,
         byAdmin,
         accept_no_refund: body.accept_no_refund,
@@ -128,10 +130,7 @@ export function bookingsRoutes(app: FastifyInstance, bookings: BookingsService) 
       },
     },
     async (request) =>
-      bookings.cancelShow(
-        (request.params as { id: string }).id,
-        (request.body as { reason?: string } | undefined)?.reason ?? 'cancelled by the venue',
-      ),
+      bookings.cancelShow(request.params.id, request.body.reason ?? 'cancelled by the venue'),
   );
 
   app.get(
@@ -145,6 +144,6 @@ export function bookingsRoutes(app: FastifyInstance, bookings: BookingsService) 
         response: { 200: TicketCheck },
       },
     },
-    async (request) => bookings.checkTicket((request.params as { token: string }).token),
+    async (request) => bookings.checkTicket(request.params.token),
   );
-}
+};

@@ -97,11 +97,6 @@ export const CancelRequest = Type.Object(
   { additionalProperties: false },
 );
 
-export interface CancelBody {
-  user_id?: string;
-  accept_no_refund?: boolean;
-}
-
 export const ShowCancelRequest = Type.Object(
   { reason: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })) },
   { additionalProperties: false },

@@ -9,7 +9,6 @@ import {
   type Seeded,
   seedShow,
 } from '../../../test/support/booking.ts';
-import { bookingDb } from '../tables.ts';
 import { createHoldBatcher } from './hold-batch.ts';
 import { type ClaimResult, createSeatsRepository, type NewHold, type SeatsRepository } from './repository.ts';
 
@@ -21,8 +20,7 @@ let seatIds: Map<string, string>;
 before(async () => {
   t = await bookingTestApp();
   seeded = await seedShow(t);
-  repo = createSeatsRepository(bookingDb(t.adapters.database.db), {
-    unsafeNoArbiter: false,
+  repo = createSeatsRepository(t.adapters.database.db, {
     limits: { perShow: 1, perUser: 3 },
   });
   const { rows } = await sql<{

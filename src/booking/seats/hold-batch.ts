@@ -2,11 +2,11 @@ import { createGroup } from '../../platform/db/group.ts';
 import type { ClaimResult, NewHold, SeatsRepository } from './repository.ts';
 
 /**
- * Group commit for holds. Each hold used to be one statement and one commit; with 1,000 clients
- * on one hot show the app waited on PostgreSQL (booking-hold scenario: 0.10–0.18 of the baseline
- * on a loaded machine). Holds of one show that arrive while a batch is being written now go
- * together in one transaction and one commit (`repository.claimMany`: the same seat-order row
- * locks as `claimSeats`, then each hold decided in arrival order).
+ * Group commit for holds. With one statement and one commit per hold, many clients on one hot
+ * show keep the app waiting on PostgreSQL's commits (the booking-hold bench scenario). Holds of
+ * one show that arrive while a batch is being written go together in one transaction and one
+ * commit (`repository.claimMany`: the same seat-order row locks as `claimSeats`, then each hold
+ * decided in arrival order).
  *
  * Every caller gets what `claimSeats` would have given it: all of its seats, or a refusal naming
  * the seats that are taken — in the table, or by an earlier hold of the same batch — and a

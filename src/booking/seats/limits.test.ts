@@ -11,7 +11,6 @@ import {
   seedShow,
 } from '../../../test/support/booking.ts';
 import { TEST_CARDS } from '../../payments/api.ts';
-import { bookingDb } from '../tables.ts';
 import { createHoldBatcher } from './hold-batch.ts';
 import { type ClaimResult, createSeatsRepository, type NewHold } from './repository.ts';
 
@@ -161,8 +160,7 @@ describe('the database decides the caps', () => {
     };
   }
   const repo = () =>
-    createSeatsRepository(bookingDb(t.adapters.database.db), {
-      unsafeNoArbiter: false,
+    createSeatsRepository(t.adapters.database.db, {
       limits: { perShow: 1, perUser: 3 },
     });
   const granted = (results: ClaimResult[]) => results.filter((r) => r.taken.length === 0 && !r.limit).length;

@@ -1,17 +1,21 @@
 import assert from 'node:assert/strict';
 import { randomInt, randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import pg from 'pg';
-import { type RunningServer, startServer } from '../../../test/support/browser.ts';
+import { bookingTestApp, withoutArbiter } from '../../../test/support/booking.ts';
+import { startServer } from '../../../test/support/browser.ts';
 import { dropNamespace, realServices, uniqueName } from '../../../test/support/platform.ts';
 import { createUserTokens } from '../../platform/auth/user-tokens.ts';
+import { createTestClock } from '../../platform/clock.ts';
 
 /**
  * The seat race on a real PostgreSQL: 200 concurrent hold requests over overlapping seat sets of
  * one show, from parallel HTTP clients against two app processes sharing one database. Every
  * seat must end up held by at most one hold, and every hold must be complete or absent. The
- * negative control runs the same race with the arbiter switched off (BOOKING_UNSAFE_NO_ARBITER,
- * a naive check-then-write) and must see a seat sold twice — so the checks can catch one.
+ * negative control runs the same race against two apps whose seats repository skips the arbiter
+ * (`withoutArbiter` from test/support, a naive check-then-write) and must see a seat sold twice —
+ * so the checks can catch one.
  */
 const skip = realServices.databaseUrl ? false : 'needs TEST_DATABASE_URL (a real PostgreSQL)';
 const ADMIN_KEY = 'race-test-admin-key';
@@ -20,6 +24,13 @@ const tokens = createUserTokens(SECRET);
 const REQUESTS = 200;
 const ROWS = ['A', 'B', 'C', 'D', 'E'];
 const PER_ROW = 8;
+/** Every hold comes from one address, each by a user of its own. */
+const SETTINGS = {
+  BOOKING_DEMO: 'false',
+  ADMIN_API_KEY: ADMIN_KEY,
+  APP_SECRET: SECRET,
+  BOOKING_RATE_HOLD: '1000000/60',
+};
 
 interface RaceResult {
   statuses: Record<number, number>;
@@ -28,25 +39,59 @@ interface RaceResult {
   held: number;
 }
 
-async function race(env: Record<string, string>): Promise<RaceResult> {
+/** Two apps sharing one database schema and pub/sub namespace. */
+interface Apps {
+  urls: string[];
+  schema: string;
+  stop(): Promise<void>;
+}
+
+/** Two app processes (`node src/main.ts`); the first migrates the schema, the second starts against it. */
+async function twoProcesses(): Promise<Apps> {
   const schema = uniqueName('race');
   const namespace = uniqueName('race');
-  const shared = {
-    DATABASE_SCHEMA: schema,
-    NAMESPACE: namespace,
-    BOOKING_DEMO: 'false',
-    ADMIN_API_KEY: ADMIN_KEY,
-    APP_SECRET: SECRET,
-    // Every hold comes from this one address, each by a user of its own.
-    BOOKING_RATE_HOLD: '1000000/60',
-    ...env,
+  const shared = { DATABASE_SCHEMA: schema, NAMESPACE: namespace, ...SETTINGS };
+  const servers = [await startServer(shared)];
+  const stop = async () => {
+    await Promise.all(servers.map((server) => server.stop()));
+    await dropNamespace({ ...realServices, namespace }, schema);
   };
-  let servers: RunningServer[] = [];
   try {
-    // The first process migrates the schema; the second starts against it (both at once would also work).
     servers.push(await startServer(shared));
-    servers.push(await startServer(shared));
-    const showId = await seed(servers[0].url);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { urls: servers.map((server) => server.url), schema, stop };
+}
+
+/** Two apps in this process on one schema, whose seats repository skips the arbiter. */
+async function twoAppsWithoutArbiter(): Promise<Apps> {
+  const namespace = uniqueName('race');
+  const clock = createTestClock(new Date());
+  const options = {
+    env: { NAMESPACE: namespace, ...SETTINGS },
+    clock,
+    seams: { seatsRepository: withoutArbiter },
+  };
+  const apps = [await bookingTestApp(options)];
+  const stop = () => Promise.all(apps.map((app) => app.close())).then(() => {});
+  try {
+    apps.push(await bookingTestApp(options));
+    for (const { app } of apps) await app.listen({ port: 0, host: '127.0.0.1' });
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  const urls = apps.map(({ app }) => `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`);
+  // The test adapters put the tables in a schema named after the namespace.
+  return { urls, schema: namespace, stop };
+}
+
+async function race(start: () => Promise<Apps>): Promise<RaceResult> {
+  const { urls, schema, stop } = await start();
+  try {
+    const showId = await seed(urls[0]);
 
     const seatSets = Array.from({ length: REQUESTS }, () => {
       const picked = new Set<string>();
@@ -56,7 +101,7 @@ async function race(env: Record<string, string>): Promise<RaceResult> {
     });
     const responses = await Promise.all(
       seatSets.map(async (seats, index) => {
-        const response = await fetch(`${servers[index % 2].url}/api/v1/shows/${showId}/hold`, {
+        const response = await fetch(`${urls[index % 2]}/api/v1/shows/${showId}/hold`, {
           method: 'POST',
           headers: {
             'content-type': 'application/json',
@@ -118,7 +163,7 @@ async function race(env: Record<string, string>): Promise<RaceResult> {
     } finally {
       await client.end();
     }
-    const audited = await fetch(`${servers[1].url}/api/v1/admin/shows/${showId}/integrity`, {
+    const audited = await fetch(`${urls[1]}/api/v1/admin/shows/${showId}/integrity`, {
       headers: { 'x-admin-key': ADMIN_KEY },
     });
     const audit = (await audited.json()) as { double_booked_seats: number; incomplete_holds: number };
@@ -127,9 +172,7 @@ async function race(env: Record<string, string>): Promise<RaceResult> {
     }
     return { statuses, violations, held: holderOf.size };
   } finally {
-    await Promise.all(servers.map((server) => server.stop()));
-    servers = [];
-    await dropNamespace({ ...realServices, namespace }, schema);
+    await stop();
   }
 }
 
@@ -174,17 +217,17 @@ async function seed(url: string): Promise<string> {
 test('200 concurrent holds on two processes: every seat held at most once, every hold complete or absent', {
   skip,
 }, async (t) => {
-  const result = await race({});
+  const result = await race(twoProcesses);
   t.diagnostic(`answers ${JSON.stringify(result.statuses)}, ${result.held} of 40 seats held`);
   assert.deepEqual(result.violations, []);
   assert.ok(result.statuses[201] > 0 && result.statuses[409] > 0, JSON.stringify(result.statuses));
   assert.ok((result.statuses[503] ?? 0) < REQUESTS / 10, JSON.stringify(result.statuses));
 });
 
-test('negative control: with the arbiter switched off, the same race sells a seat twice and the checks see it', {
+test('negative control: without the arbiter, the same race sells a seat twice and the checks see it', {
   skip,
 }, async (t) => {
-  const result = await race({ BOOKING_UNSAFE_NO_ARBITER: '1' });
+  const result = await race(twoAppsWithoutArbiter);
   t.diagnostic(`answers ${JSON.stringify(result.statuses)}, ${result.violations.length} violations caught`);
   assert.ok(
     result.violations.some((violation) => /held by .* and /.test(violation)),

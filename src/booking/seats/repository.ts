@@ -1,31 +1,14 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { type RawBuilder, sql } from 'kysely';
-import type { BookingDb, HoldStatus } from '../tables.ts';
+import { type RawBuilder, type Selectable, sql } from 'kysely';
+import type { Db } from '../../platform/db/index.ts';
+import type { BookingDb, BookingTables } from '../tables.ts';
 
-export interface HoldRow {
-  id: string;
-  show_id: string;
-  user_id: string;
-  seat_ids: string[];
-  seats: string[];
+/** A hold as stored, its total in minor units. */
+export type HoldRow = Omit<Selectable<BookingTables['booking_holds']>, 'total_minor'> & {
   total_minor: number;
-  status: HoldStatus;
-  expires_at: Date;
-  created_at: Date;
-  released_at: Date | null;
-  release_reason: string | null;
-}
+};
 
-export interface NewHold {
-  id: string;
-  show_id: string;
-  user_id: string;
-  seat_ids: string[];
-  seats: string[];
-  total_minor: number;
-  expires_at: Date;
-  created_at: Date;
-}
+/** A hold about to be claimed: HELD from `created_at` until `expires_at`. */
+export type NewHold = Omit<HoldRow, 'status' | 'released_at' | 'release_reason'>;
 
 /** Seats the claim could not take; `closed` when the show's inventory is closed (cancelled). */
 export interface ClaimResult {
@@ -51,24 +34,19 @@ export interface LiveHolds {
   holds: { id: string; show_id: string }[];
 }
 
-export interface SeatStateRow {
-  seat_id: string;
-  status: 'AVAILABLE' | 'HELD' | 'BOOKED' | 'CLOSED';
-  held_until: Date | null;
-}
-
-const HOLD_COLUMNS = sql`id, show_id, user_id, seat_ids::text[] as seat_ids, seats, total_minor::int8 as total_minor,
-  status, expires_at, created_at, released_at, release_reason`;
+export type SeatStateRow = Pick<
+  Selectable<BookingTables['booking_show_seats']>,
+  'seat_id' | 'status' | 'held_until'
+>;
 
 /** Concurrent holds of one user that keep changing under a claim: after this many tries, it is refused. */
 const MAX_STALE_CLAIMS = 5;
 
-export function createSeatsRepository(
-  db: BookingDb,
-  options: { unsafeNoArbiter: boolean; limits: HoldLimits },
-) {
+export function createSeatsRepository(database: Db, options: { limits: HoldLimits }) {
+  const db: BookingDb = database.withTables<BookingTables>();
   const { perShow, perUser } = options.limits;
 
+  // Raw SQL: the arbiter, one statement of data-modifying CTEs that locks seats in seat order and counts the user's holds.
   /** One try of `claimSeats`; 'stale' when another hold of the user committed under it. */
   async function claimOnce(hold: NewHold, now: Date): Promise<ClaimResult | 'stale'> {
     const { rows } = await sql<{
@@ -138,15 +116,19 @@ export function createSeatsRepository(
   }
 
   async function liveHoldsOf(userId: string, showId: string, now: Date): Promise<LiveHolds> {
+    // Raw SQL: the arbiter's own count of live holds (liveHolds), so a refusal names what claims count.
     const { rows } = await sql<LiveRow>`${liveHolds(sql`${userId}::uuid`, showId, now)}`.execute(db);
     return liveOf(rows[0]);
   }
 
   return {
     async seatStates(showId: string): Promise<SeatStateRow[]> {
-      const { rows } = await sql<SeatStateRow>`select seat_id, status, held_until from booking_show_seats
-        where show_id = ${showId} and status <> 'AVAILABLE'`.execute(db);
-      return rows;
+      return db
+        .selectFrom('booking_show_seats')
+        .select(['seat_id', 'status', 'held_until'])
+        .where('show_id', '=', showId)
+        .where('status', '<>', 'AVAILABLE')
+        .execute();
     },
 
     /**
@@ -167,7 +149,6 @@ export function createSeatsRepository(
      * Returns the seat ids it could not claim (empty on success), or the user's live holds.
      */
     async claimSeats(hold: NewHold, now: Date): Promise<ClaimResult> {
-      if (options.unsafeNoArbiter) return claimSeatsUnsafely(db, hold, now);
       for (let attempt = 1; ; attempt++) {
         const result = await claimOnce(hold, now);
         if (result !== 'stale') return result;
@@ -177,6 +158,7 @@ export function createSeatsRepository(
       }
     },
 
+    // Raw SQL: the batched arbiter, seat locks in seat order and per-user counters, then one unnest/jsonb bulk write.
     /**
      * Several holds of one show in one transaction and one commit (group commit, `hold-batch.ts`).
      * The free-looking rows of all their seats are locked in seat order, as `claimSeats` does, then
@@ -273,28 +255,53 @@ export function createSeatsRepository(
     },
 
     async findHold(id: string): Promise<HoldRow | undefined> {
-      const { rows } = await sql<HoldRow>`select ${HOLD_COLUMNS} from booking_holds where id = ${id}`.execute(
-        db,
-      );
-      return rows[0] ? normalise(rows[0]) : undefined;
+      const row = await db
+        .selectFrom('booking_holds')
+        .select([
+          'id',
+          'show_id',
+          'user_id',
+          // uuid[] comes back from the drivers as text; text[] as an array.
+          sql<string[]>`seat_ids::text[]`.as('seat_ids'),
+          'seats',
+          'total_minor',
+          'status',
+          'expires_at',
+          'created_at',
+          'released_at',
+          'release_reason',
+        ])
+        .where('id', '=', id)
+        .executeTakeFirst();
+      return row && { ...row, total_minor: Number(row.total_minor) };
     },
 
     /** Releases a HELD hold (user cancelled it, payment failed or timed out); false when not HELD. */
     async releaseHold(id: string, reason: string, now: Date): Promise<{ show_id: string } | undefined> {
-      const { rows } = await sql<{ show_id: string }>`
-        with released as (
-          update booking_holds set status = 'RELEASED', released_at = ${now}, release_reason = ${reason}
-          where id = ${id} and status = 'HELD'
-          returning id, show_id, seat_ids
-        ), freed as (
-          update booking_show_seats ss set status = 'AVAILABLE', hold_id = null, held_until = null
-          from released
-          where ss.show_id = released.show_id and ss.seat_id = any(released.seat_ids) and ss.hold_id = released.id
-            and ss.status = 'HELD'
-          returning ss.seat_id
+      // One statement: the hold and its seats change together, in one round trip.
+      return db
+        .with('released', (qb) =>
+          qb
+            .updateTable('booking_holds')
+            .set({ status: 'RELEASED', released_at: now, release_reason: reason })
+            .where('id', '=', id)
+            .where('status', '=', 'HELD')
+            .returning(['id', 'show_id', 'seat_ids']),
         )
-        select show_id, (select count(*) from freed) as freed from released`.execute(db);
-      return rows[0];
+        .with('freed', (qb) =>
+          qb
+            .updateTable('booking_show_seats as ss')
+            .from('released')
+            .set({ status: 'AVAILABLE', hold_id: null, held_until: null })
+            .whereRef('ss.show_id', '=', 'released.show_id')
+            .where((eb) => eb('ss.seat_id', '=', eb.fn.any('released.seat_ids')))
+            .whereRef('ss.hold_id', '=', 'released.id')
+            .where('ss.status', '=', 'HELD')
+            .returning('ss.seat_id'),
+        )
+        .selectFrom('released')
+        .select((eb) => ['show_id', eb.selectFrom('freed').select(eb.fn.countAll().as('n')).as('freed')])
+        .executeTakeFirst();
     },
 
     /**
@@ -302,6 +309,7 @@ export function createSeatsRepository(
      * (a seat may already belong to a newer hold, which took it the moment this one expired).
      */
     async expireHolds(now: Date, limit = 1000): Promise<{ holds: number; showIds: string[] }> {
+      // Raw SQL: the sweeper's FOR UPDATE SKIP LOCKED claim inside data-modifying CTEs (one round trip).
       const { rows } = await sql<{ show_id: string; holds: number }>`
         with expired as (
           update booking_holds set status = 'EXPIRED', released_at = ${now}, release_reason = 'expired'
@@ -328,40 +336,92 @@ export function createSeatsRepository(
 
     /** Keeps a hold's seats while its payment is in flight (never shortens it). */
     async extendHold(id: string, until: Date): Promise<void> {
-      await sql`
-        with extended as (
-          update booking_holds set expires_at = greatest(expires_at, ${until}) where id = ${id} and status = 'HELD'
-          returning id, show_id, seat_ids
+      await db
+        .with('extended', (qb) =>
+          qb
+            .updateTable('booking_holds')
+            .set((eb) => ({ expires_at: eb.fn<Date>('greatest', ['expires_at', eb.val(until)]) }))
+            .where('id', '=', id)
+            .where('status', '=', 'HELD')
+            .returning(['id', 'show_id', 'seat_ids']),
         )
-        update booking_show_seats ss set held_until = greatest(ss.held_until, ${until})
-        from extended e
-        where ss.show_id = e.show_id and ss.seat_id = any(e.seat_ids) and ss.hold_id = e.id and ss.status = 'HELD'`.execute(
-        db,
-      );
+        .updateTable('booking_show_seats as ss')
+        .from('extended as e')
+        .set((eb) => ({ held_until: eb.fn<Date>('greatest', ['ss.held_until', eb.val(until)]) }))
+        .whereRef('ss.show_id', '=', 'e.show_id')
+        .where((eb) => eb('ss.seat_id', '=', eb.fn.any('e.seat_ids')))
+        .whereRef('ss.hold_id', '=', 'e.id')
+        .where('ss.status', '=', 'HELD')
+        .execute();
     },
 
     /** Audit: seats claimed by more than one live hold or booking, and live holds missing seats. */
     async integrity(showId: string, now: Date) {
-      const { rows } = await sql<{
-        double_booked: number;
-        incomplete: number;
-        held: number;
-        booked: number;
-        live_holds: number;
-      }>`
-        with live as (
-          select id, unnest(seat_ids) as seat_id from booking_holds
-          where show_id = ${showId} and (status = 'BOOKED' or (status = 'HELD' and expires_at > ${now}))
+      const count = sql<number>`count(*)::int`.as('n');
+      return db
+        .with('live', (qb) =>
+          qb
+            .selectFrom('booking_holds')
+            .select(['id', sql<string>`unnest(seat_ids)`.as('seat_id')])
+            .where('show_id', '=', showId)
+            .where((eb) =>
+              eb.or([
+                eb('status', '=', 'BOOKED'),
+                eb.and([eb('status', '=', 'HELD'), eb('expires_at', '>', now)]),
+              ]),
+            ),
         )
-        select
-          (select count(*)::int from (select seat_id from live group by seat_id having count(*) > 1) d) as double_booked,
-          (select count(*)::int from live l where not exists (
-            select 1 from booking_show_seats ss where ss.show_id = ${showId} and ss.seat_id = l.seat_id and ss.hold_id = l.id
-          )) as incomplete,
-          (select count(*)::int from booking_show_seats where show_id = ${showId} and status = 'HELD' and held_until > ${now}) as held,
-          (select count(*)::int from booking_show_seats where show_id = ${showId} and status = 'BOOKED') as booked,
-          (select count(distinct id)::int from live) as live_holds`.execute(db);
-      return rows[0];
+        .selectNoFrom((eb) => [
+          eb
+            .selectFrom(
+              eb
+                .selectFrom('live')
+                .select('seat_id')
+                .groupBy('seat_id')
+                .having(eb.fn.countAll(), '>', 1)
+                .as('d'),
+            )
+            .select(count)
+            .$asScalar()
+            .as('double_booked'),
+          eb
+            .selectFrom('live as l')
+            .select(count)
+            .where(({ not, exists, selectFrom }) =>
+              not(
+                exists(
+                  selectFrom('booking_show_seats as ss')
+                    .select(sql`1`.as('one'))
+                    .where('ss.show_id', '=', showId)
+                    .whereRef('ss.seat_id', '=', 'l.seat_id')
+                    .whereRef('ss.hold_id', '=', 'l.id'),
+                ),
+              ),
+            )
+            .$asScalar()
+            .as('incomplete'),
+          eb
+            .selectFrom('booking_show_seats')
+            .select(count)
+            .where('show_id', '=', showId)
+            .where('status', '=', 'HELD')
+            .where('held_until', '>', now)
+            .$asScalar()
+            .as('held'),
+          eb
+            .selectFrom('booking_show_seats')
+            .select(count)
+            .where('show_id', '=', showId)
+            .where('status', '=', 'BOOKED')
+            .$asScalar()
+            .as('booked'),
+          eb
+            .selectFrom('live')
+            .select(sql<number>`count(distinct id)::int`.as('n'))
+            .$asScalar()
+            .as('live_holds'),
+        ])
+        .executeTakeFirstOrThrow();
     },
   };
 }
@@ -478,30 +538,6 @@ function takenResult(missing: string[], rows: TakenRow[], now: Date): ClaimResul
     return { id, until: until > now.getTime() ? until : 0 };
   });
   return { taken, closed };
-}
-
-/**
- * TEST ONLY (BOOKING_UNSAFE_NO_ARBITER=1): the naive check-then-write, with a pause between check
- * and write so the race test's negative control reliably shows what happens without the arbiter.
- */
-async function claimSeatsUnsafely(db: BookingDb, hold: NewHold, now: Date): Promise<ClaimResult> {
-  const { rows } = await sql<{ seat_id: string }>`select seat_id::text as seat_id from booking_show_seats
-    where show_id = ${hold.show_id} and seat_id = any(${hold.seat_ids}::uuid[])
-      and (status = 'AVAILABLE' or (status = 'HELD' and held_until <= ${now}))`.execute(db);
-  const free = new Set(rows.map((row) => row.seat_id));
-  const taken = hold.seat_ids.filter((id) => !free.has(id));
-  if (taken.length > 0) return { taken: taken.map((id) => ({ id, until: 0 })), closed: false };
-  await sleep(20);
-  await sql`update booking_show_seats set status = 'HELD', hold_id = ${hold.id}, held_until = ${hold.expires_at}
-    where show_id = ${hold.show_id} and seat_id = any(${hold.seat_ids}::uuid[])`.execute(db);
-  await sql`insert into booking_holds (id, show_id, user_id, seat_ids, seats, total_minor, status, expires_at, created_at)
-    values (${hold.id}, ${hold.show_id}, ${hold.user_id}, ${hold.seat_ids}::uuid[], ${hold.seats}::text[],
-      ${hold.total_minor}, 'HELD', ${hold.expires_at}, ${hold.created_at})`.execute(db);
-  return { taken: [], closed: false };
-}
-
-function normalise(row: HoldRow): HoldRow {
-  return { ...row, total_minor: Number(row.total_minor) };
 }
 
 export type SeatsRepository = ReturnType<typeof createSeatsRepository>;

@@ -79,3 +79,5 @@ export function createQueueLive(deps: {
     },
   };
 }
+
+export type QueueLive = ReturnType<typeof createQueueLive>;

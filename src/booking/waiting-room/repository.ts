@@ -1,29 +1,62 @@
-import { sql } from 'kysely';
-import type { BookingDb } from '../tables.ts';
+import { type Selectable, sql } from 'kysely';
+import type { Db } from '../../platform/db/index.ts';
+import type { BookingDb, BookingTables } from '../tables.ts';
 
-export interface EntryRow {
-  user_id: string;
+type QueueEntry = Selectable<BookingTables['booking_queue_entries']>;
+
+export type EntryRow = Pick<QueueEntry, 'user_id' | 'status' | 'admitted_until'> & {
   seq: number;
-  status: 'WAITING' | 'ADMITTED' | 'DONE';
-  admitted_until: Date | null;
   /** 1-based place among those waiting (WAITING only). */
   position: number | null;
-}
+};
 
 /** Queue positions live in PostgreSQL: an entry per (show, user), ordered by a global sequence. */
-export function createWaitingRoomRepository(db: BookingDb) {
+export function createWaitingRoomRepository(database: Db) {
+  const db: BookingDb = database.withTables<BookingTables>();
+
+  /** Live admissions of a show (ADMITTED and not run out). */
+  const liveAdmissions = (executor: BookingDb, showId: string, now: Date) =>
+    executor
+      .selectFrom('booking_queue_entries')
+      .select(sql<number>`count(*)::int`.as('n'))
+      .where('show_id', '=', showId)
+      .where('status', '=', 'ADMITTED')
+      .where('admitted_until', '>', now)
+      .executeTakeFirst();
+
   return {
     /** Joins the queue, or rejoins at the back when a previous admission was used up or ran out. */
     async join(showId: string, userId: string, now: Date): Promise<void> {
-      await sql`
-        insert into booking_queue_entries (show_id, user_id, seq, status, joined_at)
-        values (${showId}, ${userId}, nextval('booking_queue_seq'), 'WAITING', ${now})
-        on conflict (show_id, user_id) do update
-          set seq = excluded.seq, status = 'WAITING', joined_at = excluded.joined_at, admitted_at = null, admitted_until = null
-          where booking_queue_entries.status = 'DONE'
-             or (booking_queue_entries.status = 'ADMITTED' and booking_queue_entries.admitted_until <= ${now})`.execute(
-        db,
-      );
+      await db
+        .insertInto('booking_queue_entries')
+        .values({
+          show_id: showId,
+          user_id: userId,
+          seq: sql`nextval('booking_queue_seq')`,
+          status: 'WAITING',
+          joined_at: now,
+        })
+        .onConflict((conflict) =>
+          conflict
+            .columns(['show_id', 'user_id'])
+            .doUpdateSet((eb) => ({
+              seq: eb.ref('excluded.seq'),
+              status: 'WAITING',
+              joined_at: eb.ref('excluded.joined_at'),
+              admitted_at: null,
+              admitted_until: null,
+            }))
+            .where((eb) =>
+              eb.or([
+                eb('booking_queue_entries.status', '=', 'DONE'),
+                eb.and([
+                  eb('booking_queue_entries.status', '=', 'ADMITTED'),
+                  eb('booking_queue_entries.admitted_until', '<=', now),
+                ]),
+              ]),
+            ),
+        )
+        .execute();
     },
 
     /**
@@ -32,75 +65,130 @@ export function createWaitingRoomRepository(db: BookingDb) {
      */
     async admit(showId: string, capacity: number, until: Date, now: Date): Promise<string[]> {
       // Cheap check first: while every slot is taken (the usual state of a hot show), no lock.
-      const { rows: live } = await sql<{ n: number }>`select count(*)::int as n from booking_queue_entries
-        where show_id = ${showId} and status = 'ADMITTED' and admitted_until > ${now}`.execute(db);
-      if ((live[0]?.n ?? 0) >= capacity) return [];
+      if (((await liveAdmissions(db, showId, now))?.n ?? 0) >= capacity) return [];
       return db.transaction().execute(async (tx) => {
-        await sql`select pg_advisory_xact_lock(hashtextextended(${`booking.queue:${showId}`}, 0))`.execute(
-          tx,
-        );
-        const { rows: active } = await sql<{ n: number }>`select count(*)::int as n from booking_queue_entries
-          where show_id = ${showId} and status = 'ADMITTED' and admitted_until > ${now}`.execute(tx);
-        const free = capacity - (active[0]?.n ?? 0);
-        if (free <= 0) return [];
-        const { rows } = await sql<{ user_id: string }>`
-          update booking_queue_entries set status = 'ADMITTED', admitted_at = ${now}, admitted_until = ${until}
-          where show_id = ${showId} and user_id in (
-            select user_id from booking_queue_entries where show_id = ${showId} and status = 'WAITING'
-            order by seq limit ${free}
+        await tx
+          .selectNoFrom(
+            sql`pg_advisory_xact_lock(hashtextextended(${`booking.queue:${showId}`}, 0))`.as('locked'),
           )
-          returning user_id`.execute(tx);
+          .execute();
+        const free = capacity - ((await liveAdmissions(tx, showId, now))?.n ?? 0);
+        if (free <= 0) return [];
+        const rows = await tx
+          .updateTable('booking_queue_entries')
+          .set({ status: 'ADMITTED', admitted_at: now, admitted_until: until })
+          .where('show_id', '=', showId)
+          .where('user_id', 'in', (eb) =>
+            eb
+              .selectFrom('booking_queue_entries')
+              .select('user_id')
+              .where('show_id', '=', showId)
+              .where('status', '=', 'WAITING')
+              .orderBy('seq')
+              .limit(free),
+          )
+          .returning('user_id')
+          .execute();
         return rows.map((row) => row.user_id);
       });
     },
 
     /** Entries of some users with their place in line (one query for every listener of a process). */
     async entries(showId: string, userIds: string[]): Promise<EntryRow[]> {
-      const { rows } = await sql<EntryRow>`
-        with ranked as (
-          select user_id, seq, status, admitted_until,
-            case when status = 'WAITING'
-              then (row_number() over (partition by status = 'WAITING' order by seq))::int end as position
-          from booking_queue_entries where show_id = ${showId}
+      const rows = await db
+        .with('ranked', (qb) =>
+          qb
+            .selectFrom('booking_queue_entries')
+            .select([
+              'user_id',
+              'seq',
+              'status',
+              'admitted_until',
+              sql<number | null>`case when status = 'WAITING'
+                then (row_number() over (partition by status = 'WAITING' order by seq))::int end`.as(
+                'position',
+              ),
+            ])
+            .where('show_id', '=', showId),
         )
-        select user_id::text as user_id, seq::int8 as seq, status, admitted_until, position
-        from ranked where user_id = any(${userIds}::uuid[])`.execute(db);
+        .selectFrom('ranked')
+        .select(['user_id', 'seq', 'status', 'admitted_until', 'position'])
+        .where('user_id', '=', sql<string>`any(${userIds}::uuid[])`)
+        .execute();
       return rows.map((row) => ({ ...row, seq: Number(row.seq) }));
     },
 
     async entry(showId: string, userId: string): Promise<EntryRow | undefined> {
-      const { rows } = await sql<EntryRow>`
-        select e.user_id::text as user_id, e.seq::int8 as seq, e.status, e.admitted_until,
-          case when e.status = 'WAITING' then (select count(*)::int + 1 from booking_queue_entries w
-            where w.show_id = e.show_id and w.status = 'WAITING' and w.seq < e.seq) end as position
-        from booking_queue_entries e where e.show_id = ${showId} and e.user_id = ${userId}`.execute(db);
-      return rows[0] ? { ...rows[0], seq: Number(rows[0].seq) } : undefined;
+      const row = await db
+        .selectFrom('booking_queue_entries as e')
+        .select((eb) => [
+          'e.user_id',
+          'e.seq',
+          'e.status',
+          'e.admitted_until',
+          eb
+            .case()
+            .when('e.status', '=', 'WAITING')
+            .then(
+              eb
+                .selectFrom('booking_queue_entries as w')
+                .select(sql<number>`count(*)::int + 1`.as('position'))
+                .whereRef('w.show_id', '=', 'e.show_id')
+                .where('w.status', '=', 'WAITING')
+                .whereRef('w.seq', '<', 'e.seq'),
+            )
+            .end()
+            .as('position'),
+        ])
+        .where('e.show_id', '=', showId)
+        .where('e.user_id', '=', userId)
+        .executeTakeFirst();
+      return row ? { ...row, seq: Number(row.seq) } : undefined;
     },
 
     /** When the live admissions end, earliest first (for the wait estimate). */
     async admissionEnds(showId: string, now: Date): Promise<Date[]> {
-      const { rows } = await sql<{ admitted_until: Date }>`select admitted_until from booking_queue_entries
-        where show_id = ${showId} and status = 'ADMITTED' and admitted_until > ${now}
-        order by admitted_until`.execute(db);
+      const rows = await db
+        .selectFrom('booking_queue_entries')
+        .select('admitted_until')
+        .where('show_id', '=', showId)
+        .where('status', '=', 'ADMITTED')
+        .where('admitted_until', '>', now)
+        .orderBy('admitted_until')
+        .$narrowType<{ admitted_until: Date }>()
+        .execute();
       return rows.map((row) => row.admitted_until);
     },
 
     async waitingCount(showId: string): Promise<number> {
-      const { rows } = await sql<{ n: number }>`select count(*)::int as n from booking_queue_entries
-        where show_id = ${showId} and status = 'WAITING'`.execute(db);
-      return rows[0]?.n ?? 0;
+      const row = await db
+        .selectFrom('booking_queue_entries')
+        .select(sql<number>`count(*)::int`.as('n'))
+        .where('show_id', '=', showId)
+        .where('status', '=', 'WAITING')
+        .executeTakeFirst();
+      return row?.n ?? 0;
     },
 
     /** The user booked: their slot goes to the next in line. */
     async finish(showId: string, userId: string): Promise<boolean> {
-      const result = await sql`update booking_queue_entries set status = 'DONE'
-        where show_id = ${showId} and user_id = ${userId} and status = 'ADMITTED'`.execute(db);
-      return Number(result.numAffectedRows ?? 0n) > 0;
+      const result = await db
+        .updateTable('booking_queue_entries')
+        .set({ status: 'DONE' })
+        .where('show_id', '=', showId)
+        .where('user_id', '=', userId)
+        .where('status', '=', 'ADMITTED')
+        .executeTakeFirst();
+      return result.numUpdatedRows > 0n;
     },
 
     async showsWithWaiting(): Promise<string[]> {
-      const { rows } = await sql<{ show_id: string }>`select distinct show_id from booking_queue_entries
-        where status = 'WAITING'`.execute(db);
+      const rows = await db
+        .selectFrom('booking_queue_entries')
+        .select('show_id')
+        .distinct()
+        .where('status', '=', 'WAITING')
+        .execute();
       return rows.map((row) => row.show_id);
     },
   };

@@ -1,24 +1,22 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { RateLimiter } from '../../platform/ratelimit/index.ts';
 import { bookingUser, perAddress } from '../caller.ts';
 import { IdParams } from '../catalogue/schemas.ts';
 import type { BookingSettings } from '../settings.ts';
-import type { createQueueLive } from './live.ts';
+import type { QueueLive } from './live.ts';
 import { QueueQuery, QueueStatus } from './schemas.ts';
 import type { WaitingRoomService } from './service.ts';
 
 const tags = ['booking'];
 
-export function waitingRoomRoutes(
-  app: FastifyInstance,
-  waitingRoom: WaitingRoomService,
-  live: ReturnType<typeof createQueueLive>,
-  { settings, limiter }: { settings: BookingSettings; limiter: RateLimiter },
-) {
+export const waitingRoomRoutes: FastifyPluginAsyncTypebox<{
+  waitingRoom: WaitingRoomService;
+  live: QueueLive;
+  settings: BookingSettings;
+  limiter: RateLimiter;
+}> = async (app, { waitingRoom, live, settings, limiter }) => {
   // Joins and live streams count against one allowance per client address.
   const joins = perAddress(limiter, settings.queueRate, 'waiting-room requests');
-  const userOf = (request: Parameters<typeof bookingUser>[0]) =>
-    bookingUser(request, (request.query as { user_id?: string }).user_id);
 
   app.get(
     '/api/v1/shows/:id/queue',
@@ -39,7 +37,7 @@ export function waitingRoomRoutes(
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
-      return waitingRoom.status((request.params as { id: string }).id, userOf(request));
+      return waitingRoom.status(request.params.id, bookingUser(request, request.query.user_id));
     },
   );
 
@@ -62,7 +60,7 @@ export function waitingRoomRoutes(
       },
     },
     async (request, reply) => {
-      await live.open(request, reply, (request.params as { id: string }).id, userOf(request));
+      await live.open(request, reply, request.params.id, bookingUser(request, request.query.user_id));
     },
   );
-}
+};
