@@ -12,7 +12,7 @@ import {
   StorageType,
 } from '@nats-io/jetstream';
 import { type KV, Kvm } from '@nats-io/kv';
-import { createInbox, headers, type Msg, type NatsConnection } from '@nats-io/nats-core';
+import { headers, type NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 import type { Clock } from '../clock.ts';
 import {
@@ -132,8 +132,6 @@ export async function createJetStreamQueue(
     return ready;
   }
 
-  const acks = createAckWaiter(nc);
-
   /** What a message goes out as, confirmed or not: its partition's subject and its envelope. */
   const outgoing = <T>(topic: string, message: QueueMessage<T>) => ({
     subject: subject(topic, partitionOf(message.key, partitions)),
@@ -143,7 +141,13 @@ export async function createJetStreamQueue(
   async function publish<T>(topic: string, message: QueueMessage<T>) {
     await ensureTopic(topic);
     const out = outgoing(topic, message);
-    return acks.publish(out.subject, out.data, message.id);
+    try {
+      const ack = await js.publish(out.subject, out.data, { msgID: message.id });
+      return { duplicate: ack.duplicate };
+    } catch (error) {
+      // nats.js names a missing stream "jetstream is not enabled" (no responders): say what failed.
+      throw new Error(`JetStream publish failed: ${describeError(error)}`, { cause: error });
+    }
   }
 
   async function publishUnconfirmed<T>(topic: string, message: QueueMessage<T>) {
@@ -428,7 +432,6 @@ export async function createJetStreamQueue(
     },
     async close() {
       await Promise.all([...consumers].map((consumer) => consumer.stop()));
-      acks.close();
       if (!nc.isClosed() && !nc.isDraining()) await nc.drain();
     },
   };
@@ -441,81 +444,11 @@ interface Envelope<T> {
 
 const messageId = (msg: JsMsg) => msg.headers?.get('Nats-Msg-Id') ?? String(msg.seq);
 
-const PUBLISH_TIMEOUT_MS = 5000;
-
 /** The header JetStream drops a repeat by, inside the stream's duplicate window. */
 function dedupHeaders(messageId: string) {
   const h = headers();
   h.set('Nats-Msg-Id', messageId);
   return h;
-}
-
-/**
- * JetStream publishes that wait for the stream's ack, as `js.publish` does, but through one
- * reply subscription and one timeout sweep for all of them. `js.publish` goes through
- * `nc.request`, which arms a timer per message and builds an `Error` (with its stack trace) to
- * cancel each request after it succeeded: together ~6 % of the API's CPU under notify-accept.
- * An ack names the stream and sequence (or `duplicate`); an error reply or no answer within
- * PUBLISH_TIMEOUT_MS rejects, as before.
- */
-function createAckWaiter(nc: NatsConnection) {
-  const inbox = createInbox();
-  const waiting = new Map<
-    string,
-    { resolve(ack: { duplicate: boolean }): void; reject(error: Error): void; at: number }
-  >();
-  let next = 0;
-  const settle = (token: string) => {
-    const entry = waiting.get(token);
-    waiting.delete(token);
-    return entry;
-  };
-  nc.subscribe(`${inbox}.*`, {
-    callback: (error, msg: Msg) => {
-      if (error) return;
-      const entry = settle(msg.subject.slice(inbox.length + 1));
-      if (!entry) return; // timed out already
-      if (msg.headers?.hasError || msg.data.length === 0) {
-        const status = msg.headers ? `${msg.headers.code} ${msg.headers.description}` : 'empty reply';
-        return entry.reject(new Error(`JetStream publish failed: ${status}`));
-      }
-      try {
-        const ack = msg.json<{ stream?: string; duplicate?: boolean; error?: { description?: string } }>();
-        if (ack.error || !ack.stream)
-          entry.reject(new Error(`JetStream publish failed: ${ack.error?.description ?? 'invalid ack'}`));
-        else entry.resolve({ duplicate: ack.duplicate === true });
-      } catch (parseError) {
-        entry.reject(parseError as Error);
-      }
-    },
-  });
-  const sweep = setInterval(() => {
-    const expired = performance.now() - PUBLISH_TIMEOUT_MS;
-    for (const [token, entry] of waiting) {
-      if (entry.at > expired) break; // insertion order is time order
-      waiting.delete(token);
-      entry.reject(new Error('JetStream publish timed out'));
-    }
-  }, 250);
-  sweep.unref();
-  return {
-    publish(subjectName: string, data: string, messageId: string): Promise<{ duplicate: boolean }> {
-      return new Promise((resolve, reject) => {
-        const token = (next++).toString(36);
-        waiting.set(token, { resolve, reject, at: performance.now() });
-        try {
-          nc.publish(subjectName, data, { reply: `${inbox}.${token}`, headers: dedupHeaders(messageId) });
-        } catch (error) {
-          waiting.delete(token);
-          reject(error);
-        }
-      });
-    },
-    close() {
-      clearInterval(sweep);
-      for (const token of [...waiting.keys()]) settle(token)?.reject(new Error('queue closed'));
-    },
-  };
 }
 
 interface PartitionRunner {
