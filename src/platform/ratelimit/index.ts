@@ -1,5 +1,7 @@
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { createGroup } from '../db/group.ts';
+import { createConsumeMany } from '../perf/redis-consume-many.ts';
 
 export interface RatePolicy {
   /** Unique name; it prefixes the stored counters. */
@@ -39,50 +41,80 @@ type Flexible = RateLimiterMemory | RateLimiterRedis;
 export function createMemoryRateLimiter(): RateLimiter {
   return wrap(
     'memory',
-    (policy) => new RateLimiterMemory(options(policy)),
+    limiterCache((policy) => new RateLimiterMemory(options(policy))),
     async () => {},
   );
 }
 
+interface Spend {
+  policy: RatePolicy;
+  key: string;
+  points: number;
+}
+
 /**
- * Counters in Redis through rate-limiter-flexible (`<prefix>:rl:<policy>:<key>`), so every
- * process shares them.
+ * Counters in Redis, so every process shares them: rate-limiter-flexible's, with its layout
+ * (`<prefix>:rl:<policy>:<key>`). Peeks and refunds go through rate-limiter-flexible; consumes
+ * through the grouped script in platform/perf, on the same counters.
  */
 export function createRedisRateLimiter(redis: Redis, prefix: string): RateLimiter {
-  return wrap(
-    'redis',
+  const limiterFor = limiterCache(
     (policy) =>
       new RateLimiterRedis({
         ...options(policy),
         storeClient: redis,
         keyPrefix: `${prefix}:rl:${policy.name}`,
       }),
-    async () => {
-      await redis.ping();
-    },
   );
+  const limiter = wrap('redis', limiterFor, async () => {
+    await redis.ping();
+  });
+  const consumeMany = createConsumeMany(redis);
+  async function spendAll(spends: Spend[]): Promise<RateDecision[]> {
+    const results = await consumeMany(
+      spends.map(({ policy, key, points }) => ({
+        key: limiterFor(policy).getKey(key),
+        points,
+        limit: policy.points,
+        durationSec: policy.durationSec,
+        windowEndsInMs: policy.resetInMs,
+      })),
+    );
+    return spends.map(({ policy }, i) => ({
+      allowed: results[i].allowed,
+      limit: policy.points,
+      remaining: Math.max(0, policy.points - results[i].consumed),
+      resetMs: policy.resetInMs ?? Math.max(0, results[i].pttl),
+    }));
+  }
+  // The consumes of concurrent requests share one script call (group commit, as for the
+  // database): one round trip, and one read and one write in Redis, for all of them.
+  const spend = createGroup<Spend, RateDecision>({
+    one: async (s) => (await spendAll([s]))[0],
+    many: spendAll,
+  });
+  return {
+    ...limiter,
+    consume(policy, key, points = 1) {
+      if (!Number.isInteger(points)) return Promise.reject(new Error('points must be an integer'));
+      return spend({ policy, key, points });
+    },
+  };
 }
 
-/**
- * A caller's window as its counter's lifetime, in whole seconds rounded up: rate-limiter-flexible
- * keeps whole seconds in Redis (and no expiry at all below one). The window is named in the key,
- * so a counter that outlives its window by less than a second is never read again.
- */
-function windowExpirySec(resetInMs: number): number {
-  return Math.max(1, Math.ceil(resetInMs / 1000));
+/** A caller's window as its counter's expiry: whole ms, at least 1 (an expiry of 0 would keep it forever). */
+function windowExpiryMs(resetInMs: number): number {
+  return Math.max(1, Math.ceil(resetInMs));
 }
 
 function options(policy: RatePolicy) {
   return { keyPrefix: policy.name, points: policy.points, duration: policy.durationSec };
 }
 
-function wrap(
-  kind: 'memory' | 'redis',
-  make: (policy: RatePolicy) => Flexible,
-  ping: () => Promise<void>,
-): RateLimiter {
-  const limiters = new Map<string, Flexible>();
-  const limiterFor = (policy: RatePolicy) => {
+/** One rate-limiter-flexible limiter per policy (name, points and duration). */
+function limiterCache<L extends Flexible>(make: (policy: RatePolicy) => L): (policy: RatePolicy) => L {
+  const limiters = new Map<string, L>();
+  return (policy) => {
     const id = `${policy.name}:${policy.points}:${policy.durationSec}`;
     let limiter = limiters.get(id);
     if (!limiter) {
@@ -91,6 +123,13 @@ function wrap(
     }
     return limiter;
   };
+}
+
+function wrap(
+  kind: 'memory' | 'redis',
+  limiterFor: (policy: RatePolicy) => Flexible,
+  ping: () => Promise<void>,
+): RateLimiter {
   const decision = (policy: RatePolicy, res: RateLimiterRes | null, allowed: boolean): RateDecision => ({
     allowed,
     limit: policy.points,
@@ -101,9 +140,11 @@ function wrap(
     kind,
     async consume(policy, key, points = 1) {
       const limiter = limiterFor(policy);
-      // A new counter of a caller's window lasts until that window ends.
+      // A new counter of a caller's window lasts until that window ends (seconds, fractions too).
       const expiry =
-        policy.resetInMs === undefined ? undefined : { customDuration: windowExpirySec(policy.resetInMs) };
+        policy.resetInMs === undefined
+          ? undefined
+          : { customDuration: windowExpiryMs(policy.resetInMs) / 1000 };
       try {
         return decision(policy, await limiter.consume(key, points, expiry), true);
       } catch (rejection) {
