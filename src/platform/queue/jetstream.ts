@@ -1,13 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import {
-  type JetStreamClient,
-  type JetStreamManager,
-  jetstream,
-  jetstreamManager,
-  RetentionPolicy,
-  StorageType,
-} from '@nats-io/jetstream';
+import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { type KV, Kvm } from '@nats-io/kv';
 import { headers, type NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
@@ -15,7 +8,6 @@ import type { Clock } from '../clock.ts';
 import {
   type ConsumeOptions,
   type Consumer,
-  type DeadLetter,
   describeError,
   type Handler,
   type Queue,
@@ -24,6 +16,7 @@ import {
 import { holdLeases, token } from './jetstream/lease.ts';
 import { runPartition } from './jetstream/partition-runner.ts';
 import { createMessageProcessor, type DeadLetterRecord } from './jetstream/processor.ts';
+import { topicStreams } from './jetstream/streams.ts';
 
 export interface JetStreamQueueOptions {
   /** Prefix of every subject, stream and bucket, so deployments and test runs never meet. */
@@ -37,8 +30,6 @@ export interface JetStreamQueueOptions {
   leaseMs?: number;
   deadLetterMaxAgeMs?: number;
 }
-
-const NANOS = 1_000_000;
 
 /** FNV-1a: a stable key → partition map, the same in every process and version. */
 export function partitionOf(key: string, partitions: number): number {
@@ -87,51 +78,13 @@ export async function createJetStreamQueue(
   const memberId = randomUUID();
   const events = new EventEmitter();
   const consumers = new Set<Consumer>();
-  const ensured = new Map<string, Promise<void>>();
-
-  const streamName = (topic: string) => `${ns}_Q_${token(topic)}`.toUpperCase();
-  const deadStreamName = (topic: string) => `${ns}_DLQ_${token(topic)}`.toUpperCase();
-  const subject = (topic: string, partition: number) => `${ns}.q.${topic}.${partition}`;
-  const deadSubject = (topic: string) => `${ns}.dlq.${topic}`;
-
-  async function ensureStream(
-    name: string,
-    config: Omit<Parameters<JetStreamManager['streams']['add']>[0], 'name'>,
-  ) {
-    try {
-      await jsm.streams.info(name);
-    } catch {
-      await jsm.streams.add({ ...config, name }).catch(async (error) => {
-        // Another process created it in between.
-        await jsm.streams.info(name).catch(() => {
-          throw error;
-        });
-      });
-    }
-  }
-
-  function ensureTopic(topic: string): Promise<void> {
-    let ready = ensured.get(topic);
-    if (!ready) {
-      ready = Promise.all([
-        ensureStream(streamName(topic), {
-          subjects: [`${ns}.q.${topic}.*`],
-          retention: RetentionPolicy.Workqueue,
-          storage: StorageType.File,
-          duplicate_window: dedupWindowMs * NANOS,
-        }),
-        ensureStream(deadStreamName(topic), {
-          subjects: [deadSubject(topic)],
-          retention: RetentionPolicy.Limits,
-          storage: StorageType.File,
-          max_age: (options.deadLetterMaxAgeMs ?? 14 * 24 * 3600_000) * NANOS,
-        }),
-      ]).then(() => {});
-      ready.catch(() => ensured.delete(topic));
-      ensured.set(topic, ready);
-    }
-    return ready;
-  }
+  const streams = topicStreams(jsm, {
+    namespace: ns,
+    dedupWindowMs,
+    deadLetterMaxAgeMs: options.deadLetterMaxAgeMs ?? 14 * 24 * 3600_000,
+  });
+  const { subject, deadSubject } = streams;
+  const ensureTopic = streams.ensure;
 
   /** What a message goes out as, confirmed or not: its partition's subject and its envelope. */
   const outgoing = <T>(topic: string, message: QueueMessage<T>) => ({
@@ -184,7 +137,7 @@ export async function createJetStreamQueue(
           nc,
           js,
           jsm,
-          stream: streamName(topic),
+          stream: streams.stream(topic),
           subject: subject(topic, p),
           durable: `${token(opts.group)}_${token(topic)}_${p}`,
           ackWaitMs,
@@ -211,25 +164,13 @@ export async function createJetStreamQueue(
     consume,
     async deadLetters<T>(topic: string, limit = 100) {
       await ensureTopic(topic);
-      const info = await jsm.streams.info(deadStreamName(topic));
-      const letters: DeadLetter<T>[] = [];
-      for (
-        let seq = info.state.last_seq;
-        seq >= info.state.first_seq && letters.length < limit && seq > 0;
-        seq--
-      ) {
-        const stored = await jsm.streams.getMessage(deadStreamName(topic), { seq }).catch(() => null);
-        if (!stored) continue;
-        const dead = stored.json<DeadLetterRecord<T>>();
-        letters.push({ deadLetterId: String(seq), topic, ...dead, deadAt: new Date(dead.deadAt) });
-      }
-      return letters;
+      return streams.deadLetters<T>(topic, limit);
     },
     async redrive(topic, deadLetterId) {
       if (!/^\d+$/.test(deadLetterId)) return false;
       await ensureTopic(topic);
       const seq = Number(deadLetterId);
-      const stored = await jsm.streams.getMessage(deadStreamName(topic), { seq }).catch(() => null);
+      const stored = await jsm.streams.getMessage(streams.deadStream(topic), { seq }).catch(() => null);
       if (!stored) return false;
       const dead = stored.json<DeadLetterRecord<unknown>>();
       // A fresh msgID: the original id is still inside the dedup window and would be dropped.
@@ -238,11 +179,11 @@ export async function createJetStreamQueue(
         JSON.stringify({ key: dead.key, payload: dead.payload }),
         { msgID: `${dead.messageId}#redrive-${seq}`, headers: undefined },
       );
-      return jsm.streams.deleteMessage(deadStreamName(topic), seq, false).catch(() => false);
+      return jsm.streams.deleteMessage(streams.deadStream(topic), seq, false).catch(() => false);
     },
     async depth(topic) {
       await ensureTopic(topic);
-      return (await jsm.streams.info(streamName(topic))).state.messages;
+      return (await jsm.streams.info(streams.stream(topic))).state.messages;
     },
     async ping() {
       if (nc.isClosed()) throw new Error('NATS connection closed');
