@@ -59,55 +59,14 @@ export const messageId = (msg: InFlightMessage) => msg.headers?.get('Nats-Msg-Id
  * `working()`, so it holds back its own key only.
  */
 export function createMessageProcessor<T>(options: ProcessorOptions<T>): MessageProcessor<T> {
-  const { topic, handler, retryDelaysMs, clock, events } = options;
+  const { topic, retryDelaysMs, clock, events } = options;
   const permits = semaphore(options.concurrency);
-
-  /** The handler's outcome: undefined when it succeeded, else what it threw. */
-  async function attempt(
-    msg: InFlightMessage,
-    envelope: Envelope<T>,
-    attemptNo: number,
-    signal: AbortSignal,
-  ): Promise<{ error: unknown } | undefined> {
-    await permits.acquire();
-    try {
-      await handler({
-        // Read when asked: decoding the headers per message showed in worker profiles.
-        get id() {
-          return messageId(msg);
-        },
-        key: envelope.key,
-        topic,
-        payload: envelope.payload,
-        attempt: attemptNo,
-        signal,
-      });
-      return undefined;
-    } catch (error) {
-      return { error };
-    } finally {
-      permits.release();
-    }
-  }
-
-  async function deadLetter(msg: InFlightMessage, envelope: Envelope<T>, attempts: number, failure: unknown) {
-    await options.publishDeadLetter({
-      messageId: messageId(msg),
-      key: envelope.key,
-      payload: envelope.payload,
-      attempts,
-      error: describeError(failure),
-      deadAt: clock.now().toISOString(),
-    });
-    await msg.ackAck().catch(() => msg.ack());
-    events.emit('outcome', topic, 'dead_lettered');
-  }
 
   async function settle(msg: InFlightMessage, envelope: Envelope<T>, signal: AbortSignal) {
     let attemptNo = msg.info.deliveryCount;
     while (true) {
       if (signal.aborted) return msg.nak();
-      const failure = await attempt(msg, envelope, attemptNo, signal);
+      const failure = await attempt(options, permits, { msg, envelope, attemptNo, signal });
       if (!failure) {
         // Not waiting for the server's confirmation (`ackAck`): a lost ack only brings the
         // message back after ack_wait (or to the next owner), and every handler must take a
@@ -120,7 +79,7 @@ export function createMessageProcessor<T>(options: ProcessorOptions<T>): Message
         return;
       }
       const step = nextStep(failure.error, attemptNo, retryDelaysMs);
-      if (step.kind === 'dead') return deadLetter(msg, envelope, attemptNo, failure.error);
+      if (step.kind === 'dead') return deadLetter(options, msg, envelope, attemptNo, failure.error);
       events.emit('outcome', topic, step.kind === 'defer' ? 'deferred' : 'retried');
       try {
         await clock.sleep(step.delayMs, signal);
@@ -143,6 +102,59 @@ export function createMessageProcessor<T>(options: ProcessorOptions<T>): Message
       clearInterval(heartbeat);
     }
   };
+}
+
+interface Attempt<T> {
+  msg: InFlightMessage;
+  envelope: Envelope<T>;
+  attemptNo: number;
+  signal: AbortSignal;
+}
+
+/** Runs the handler once, holding a permit: undefined when it succeeded, else what it threw. */
+async function attempt<T>(
+  { handler, topic }: ProcessorOptions<T>,
+  permits: ReturnType<typeof semaphore>,
+  { msg, envelope, attemptNo, signal }: Attempt<T>,
+): Promise<{ error: unknown } | undefined> {
+  await permits.acquire();
+  try {
+    await handler({
+      // Read when asked: decoding the headers per message showed in worker profiles.
+      get id() {
+        return messageId(msg);
+      },
+      key: envelope.key,
+      topic,
+      payload: envelope.payload,
+      attempt: attemptNo,
+      signal,
+    });
+    return undefined;
+  } catch (error) {
+    return { error };
+  } finally {
+    permits.release();
+  }
+}
+
+async function deadLetter<T>(
+  options: ProcessorOptions<T>,
+  msg: InFlightMessage,
+  envelope: Envelope<T>,
+  attempts: number,
+  failure: unknown,
+) {
+  await options.publishDeadLetter({
+    messageId: messageId(msg),
+    key: envelope.key,
+    payload: envelope.payload,
+    attempts,
+    error: describeError(failure),
+    deadAt: options.clock.now().toISOString(),
+  });
+  await msg.ackAck().catch(() => msg.ack());
+  options.events.emit('outcome', options.topic, 'dead_lettered');
 }
 
 /** At most `size` holders at once; the others wait in arrival order. */
