@@ -82,7 +82,9 @@ async function until(check: () => boolean, ms: number, what: string) {
 }
 
 for (const [name, make] of subjects) {
-  describe(`queue contract: ${name}`, { timeout: 120_000 }, () => {
+  // The whole suite, not one test: on a loaded shared machine opening a pair (a fresh PGlite, or
+  // streams on NATS) takes seconds, eight times over; each wait inside a test keeps its own deadline.
+  describe(`queue contract: ${name}`, { timeout: 300_000 }, () => {
     let pair: Pair;
     const opened: Pair[] = [];
     const open = async () => {

@@ -6,8 +6,8 @@ import { dropNamespace, realServices, uniqueName } from '../../../test/support/p
 import { systemClock } from '../clock.ts';
 import { createJetStreamQueue } from './jetstream.ts';
 
-// Publishes wait for the stream's ack through the queue's own reply subscription (jetstream.ts,
-// createAckWaiter): an ack, a duplicate and a refusal must each reach the right caller.
+// Publishes wait for the stream's ack (`js.publish`): an ack, a duplicate and a refusal must each
+// reach the right caller.
 test('JetStream publish: ack, duplicate, and a refusal (no stream) rejects at once', {
   skip: realServices.natsUrl ? false : 'needs NATS_URL',
 }, async () => {

@@ -1,30 +1,22 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import {
-  AckPolicy,
-  DeliverPolicy,
-  type JetStreamClient,
-  type JetStreamManager,
-  type JsMsg,
-  jetstream,
-  jetstreamManager,
-  RetentionPolicy,
-  StorageType,
-} from '@nats-io/jetstream';
+import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { type KV, Kvm } from '@nats-io/kv';
-import { createInbox, headers, type Msg, type NatsConnection } from '@nats-io/nats-core';
+import { headers, type NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 import type { Clock } from '../clock.ts';
 import {
   type ConsumeOptions,
   type Consumer,
-  type DeadLetter,
   describeError,
   type Handler,
-  nextStep,
   type Queue,
   type QueueMessage,
 } from './index.ts';
+import { holdLeases, token } from './jetstream/lease.ts';
+import { runPartition } from './jetstream/partition-runner.ts';
+import { createMessageProcessor, type DeadLetterRecord } from './jetstream/processor.ts';
+import { topicStreams } from './jetstream/streams.ts';
 
 export interface JetStreamQueueOptions {
   /** Prefix of every subject, stream and bucket, so deployments and test runs never meet. */
@@ -38,8 +30,6 @@ export interface JetStreamQueueOptions {
   leaseMs?: number;
   deadLetterMaxAgeMs?: number;
 }
-
-const NANOS = 1_000_000;
 
 /** FNV-1a: a stable key → partition map, the same in every process and version. */
 export function partitionOf(key: string, partitions: number): number {
@@ -59,6 +49,9 @@ export function partitionOf(key: string, partitions: number): number {
  * members, `create` as the arbiter), and the owner of a partition runs each key's messages
  * one after another while different keys proceed in parallel. A message waiting for its
  * retry stays unacknowledged (kept alive with `working()`), so it holds back its key only.
+ * The parts: `jetstream/lease.ts` (which member runs which partition), `jetstream/partition-runner.ts`
+ * (one partition's consumer and per-key chains), `jetstream/processor.ts` (one message's
+ * attempts, retries and dead letter).
  */
 export async function createJetStreamQueue(
   url: string,
@@ -85,54 +78,13 @@ export async function createJetStreamQueue(
   const memberId = randomUUID();
   const events = new EventEmitter();
   const consumers = new Set<Consumer>();
-  const ensured = new Map<string, Promise<void>>();
-
-  const token = (topic: string) => topic.replace(/[^A-Za-z0-9_-]/g, '_');
-  const streamName = (topic: string) => `${ns}_Q_${token(topic)}`.toUpperCase();
-  const deadStreamName = (topic: string) => `${ns}_DLQ_${token(topic)}`.toUpperCase();
-  const subject = (topic: string, partition: number) => `${ns}.q.${topic}.${partition}`;
-  const deadSubject = (topic: string) => `${ns}.dlq.${topic}`;
-
-  async function ensureStream(
-    name: string,
-    config: Omit<Parameters<JetStreamManager['streams']['add']>[0], 'name'>,
-  ) {
-    try {
-      await jsm.streams.info(name);
-    } catch {
-      await jsm.streams.add({ ...config, name }).catch(async (error) => {
-        // Another process created it in between.
-        await jsm.streams.info(name).catch(() => {
-          throw error;
-        });
-      });
-    }
-  }
-
-  function ensureTopic(topic: string): Promise<void> {
-    let ready = ensured.get(topic);
-    if (!ready) {
-      ready = Promise.all([
-        ensureStream(streamName(topic), {
-          subjects: [`${ns}.q.${topic}.*`],
-          retention: RetentionPolicy.Workqueue,
-          storage: StorageType.File,
-          duplicate_window: dedupWindowMs * NANOS,
-        }),
-        ensureStream(deadStreamName(topic), {
-          subjects: [deadSubject(topic)],
-          retention: RetentionPolicy.Limits,
-          storage: StorageType.File,
-          max_age: (options.deadLetterMaxAgeMs ?? 14 * 24 * 3600_000) * NANOS,
-        }),
-      ]).then(() => {});
-      ready.catch(() => ensured.delete(topic));
-      ensured.set(topic, ready);
-    }
-    return ready;
-  }
-
-  const acks = createAckWaiter(nc);
+  const streams = topicStreams(jsm, {
+    namespace: ns,
+    dedupWindowMs,
+    deadLetterMaxAgeMs: options.deadLetterMaxAgeMs ?? 14 * 24 * 3600_000,
+  });
+  const { subject, deadSubject } = streams;
+  const ensureTopic = streams.ensure;
 
   /** What a message goes out as, confirmed or not: its partition's subject and its envelope. */
   const outgoing = <T>(topic: string, message: QueueMessage<T>) => ({
@@ -143,7 +95,13 @@ export async function createJetStreamQueue(
   async function publish<T>(topic: string, message: QueueMessage<T>) {
     await ensureTopic(topic);
     const out = outgoing(topic, message);
-    return acks.publish(out.subject, out.data, message.id);
+    try {
+      const ack = await js.publish(out.subject, out.data, { msgID: message.id });
+      return { duplicate: ack.duplicate };
+    } catch (error) {
+      // nats.js names a missing stream "jetstream is not enabled" (no responders): say what failed.
+      throw new Error(`JetStream publish failed: ${describeError(error)}`, { cause: error });
+    }
   }
 
   async function publishUnconfirmed<T>(topic: string, message: QueueMessage<T>) {
@@ -153,220 +111,44 @@ export async function createJetStreamQueue(
   }
 
   function consume<T>(topic: string, opts: ConsumeOptions, handler: Handler<T>): Consumer {
-    const permits = semaphore(opts.concurrency ?? 10);
-    const owned = new Map<number, { revision: number; runner: PartitionRunner }>();
-    const memberKey = `${opts.group}.m.${memberId}`;
-    const partitionKey = (p: number) => `${opts.group}.p.${token(topic)}.${p}`;
-    let stopping = false;
-    let ticking: Promise<void> = Promise.resolve();
-
-    async function liveMembers(): Promise<string[]> {
-      const members: string[] = [];
-      for await (const key of await kv.keys(`${opts.group}.m.*`)) members.push(key.split('.').pop()!);
-      if (!members.includes(memberId)) members.push(memberId);
-      return members;
-    }
-
-    async function release(p: number) {
-      const entry = owned.get(p);
-      if (!entry) return;
-      owned.delete(p);
-      await entry.runner.stop();
-      await kv.delete(partitionKey(p)).catch(() => {});
-    }
-
-    async function tick() {
-      if (stopping) return;
-      await kv.put(memberKey, '1');
-      const members = await liveMembers();
-      await Promise.all(
-        Array.from({ length: partitions }, async (_, p) => {
-          const desired = rendezvous(members, `${topic}/${p}`);
-          const entry = owned.get(p);
-          if (entry && desired !== memberId) return release(p);
-          if (entry) {
-            try {
-              entry.revision = await kv.update(partitionKey(p), memberId, entry.revision);
-            } catch {
-              // Our lease lapsed and someone else may hold it now: stop at once.
-              owned.delete(p);
-              await entry.runner.stop();
-            }
-            return;
-          }
-          if (desired !== memberId || stopping) return;
-          try {
-            const revision = await kv.create(partitionKey(p), memberId);
-            owned.set(p, { revision, runner: runPartition(p) });
-          } catch {
-            // Still held by its previous owner; it lets go once it sees the new membership.
-          }
-        }),
-      );
-    }
-
-    function runPartition(p: number): PartitionRunner {
-      const abort = new AbortController();
-      const chains = new Map<string, Promise<void>>();
-      const durable = `${token(opts.group)}_${token(topic)}_${p}`;
-      let stopIterator: (() => void) | undefined;
-
-      async function process(msg: JsMsg, envelope: Envelope<T> | undefined) {
-        if (!envelope) {
-          msg.term('not JSON');
-          return;
-        }
-        let attempt = msg.info.deliveryCount;
-        const heartbeat = setInterval(() => msg.working(), Math.max(200, ackWaitMs / 3));
-        try {
-          while (true) {
-            if (abort.signal.aborted) return msg.nak();
-            await permits.acquire();
-            let failure: unknown;
-            let ok = false;
-            try {
-              await handler({
-                // Read when asked: decoding the headers per message showed in worker profiles.
-                get id() {
-                  return messageId(msg);
-                },
-                key: envelope.key,
-                topic,
-                payload: envelope.payload,
-                attempt,
-                signal: abort.signal,
-              });
-              ok = true;
-            } catch (error) {
-              failure = error;
-            } finally {
-              permits.release();
-            }
-            if (ok) {
-              // Not waiting for the server's confirmation (`ackAck`): a lost ack only brings the
-              // message back after ack_wait (or to the next owner), and every handler must take a
-              // redelivery anyway (at-least-once; notify's worker acks a settled delivery without
-              // sending). The key's next message no longer waits a round trip, and the worker no
-              // longer pays a request per message. `stop()` flushes, so a clean hand-over has
-              // every ack at the server first.
-              msg.ack();
-              events.emit('outcome', topic, 'acked');
-              return;
-            }
-            const step = nextStep(failure, attempt, opts.retryDelaysMs);
-            if (step.kind === 'dead') {
-              const dead = {
-                messageId: messageId(msg),
-                key: envelope.key,
-                payload: envelope.payload,
-                attempts: attempt,
-                error: describeError(failure),
-                deadAt: clock.now().toISOString(),
-              };
-              await js.publish(deadSubject(topic), JSON.stringify(dead));
-              await msg.ackAck().catch(() => msg.ack());
-              events.emit('outcome', topic, 'dead_lettered');
-              return;
-            }
-            events.emit('outcome', topic, step.kind === 'defer' ? 'deferred' : 'retried');
-            try {
-              await clock.sleep(step.delayMs, abort.signal);
-            } catch {
-              return msg.nak(); // stopping: the next owner retries it
-            }
-            if (step.kind === 'retry') attempt++;
-          }
-        } finally {
-          clearInterval(heartbeat);
-        }
-      }
-
-      const consumerConfig = {
-        durable_name: durable,
-        filter_subject: subject(topic, p),
-        ack_policy: AckPolicy.Explicit,
-        deliver_policy: DeliverPolicy.All,
-        ack_wait: ackWaitMs * NANOS,
-        max_ack_pending: 1000,
-      };
-
-      /**
-       * Messages a previous owner pulled but never finished (it was SIGKILLed, or let go while they
-       * sat in its pull buffer) would come back when their ack timers run out — in that order, not
-       * the stream's: a message kept alive with `working()` runs out after its later neighbours,
-       * and this owner would meanwhile take newer ones. Either breaks per-key order (found by
-       * src/notify/crash.test.ts). With work-queue retention the stream holds exactly the
-       * unacknowledged messages, so a fresh consumer delivers them again from the first, in
-       * stream order, at once. (Their delivery count starts again at 1.)
-       */
-      async function takeOver() {
-        const stream = streamName(topic);
-        const info = await jsm.consumers.info(stream, durable).catch(() => undefined);
-        if (info && info.num_ack_pending === 0) return;
-        if (info) await jsm.consumers.delete(stream, durable).catch(() => {});
-        // Another process may have added it in between; then it is fresh too.
-        await jsm.consumers.add(stream, consumerConfig).catch(() => {});
-      }
-
-      const loop = (async () => {
-        await ensureTopic(topic);
-        await takeOver();
-        const jsConsumer = await js.consumers.get(streamName(topic), durable);
-        const messages = await jsConsumer.consume({ max_messages: 256 });
-        stopIterator = () => messages.stop();
-        if (abort.signal.aborted) messages.stop();
-        for await (const msg of messages) {
-          // Parsed once here (the key picks the chain) and handed on.
-          let envelope: Envelope<T> | undefined;
-          try {
-            envelope = msg.json();
-          } catch {
-            envelope = undefined;
-          }
-          const envelopeKey = envelope?.key ?? '';
-          const previous = chains.get(envelopeKey) ?? Promise.resolve();
-          const next: Promise<void> = previous
-            .then(() => process(msg, envelope))
-            .catch((error) => {
-              events.emit('error', error);
-            })
-            .then(() => {})
-            .finally(() => {
-              if (chains.get(envelopeKey) === next) chains.delete(envelopeKey);
-            });
-          chains.set(envelopeKey, next);
-        }
-      })().catch((error) => {
-        if (!abort.signal.aborted) events.emit('error', error);
-      });
-
-      return {
-        async stop() {
-          abort.abort(new Error('partition released'));
-          stopIterator?.();
-          await loop;
-          await Promise.allSettled([...chains.values()]);
-          // The acks of the finished messages reach the server before the lease goes.
-          if (!nc.isClosed()) await nc.flush().catch(() => {});
-        },
-      };
-    }
-
     const reportError = (error: unknown) => {
       events.emit('error', error);
     };
-    const timer = setInterval(() => {
-      ticking = ticking.then(tick).catch(reportError);
-    }, leaseMs / 3);
-    ticking = tick().catch(reportError);
-
+    const process = createMessageProcessor<T>({
+      topic,
+      handler,
+      concurrency: opts.concurrency ?? 10,
+      retryDelaysMs: opts.retryDelaysMs,
+      ackWaitMs,
+      clock,
+      events,
+      publishDeadLetter: (record) => js.publish(deadSubject(topic), JSON.stringify(record)),
+    });
+    const leases = holdLeases({
+      store: kv,
+      memberId,
+      group: opts.group,
+      topic,
+      partitions,
+      leaseMs,
+      onError: reportError,
+      start: (p) =>
+        runPartition({
+          nc,
+          js,
+          jsm,
+          stream: streams.stream(topic),
+          subject: subject(topic, p),
+          durable: `${token(opts.group)}_${token(topic)}_${p}`,
+          ackWaitMs,
+          ready: () => ensureTopic(topic),
+          process,
+          onError: reportError,
+        }),
+    });
     const consumer: Consumer = {
       async stop() {
-        stopping = true;
-        clearInterval(timer);
-        await ticking;
-        await Promise.all([...owned.keys()].map(release));
-        await kv.delete(memberKey).catch(() => {});
+        await leases.stop();
         consumers.delete(consumer);
       },
     };
@@ -382,45 +164,26 @@ export async function createJetStreamQueue(
     consume,
     async deadLetters<T>(topic: string, limit = 100) {
       await ensureTopic(topic);
-      const info = await jsm.streams.info(deadStreamName(topic));
-      const letters: DeadLetter<T>[] = [];
-      for (
-        let seq = info.state.last_seq;
-        seq >= info.state.first_seq && letters.length < limit && seq > 0;
-        seq--
-      ) {
-        const stored = await jsm.streams.getMessage(deadStreamName(topic), { seq }).catch(() => null);
-        if (!stored) continue;
-        const dead = stored.json<{
-          messageId: string;
-          key: string;
-          payload: T;
-          attempts: number;
-          error: string;
-          deadAt: string;
-        }>();
-        letters.push({ deadLetterId: String(seq), topic, ...dead, deadAt: new Date(dead.deadAt) });
-      }
-      return letters;
+      return streams.deadLetters<T>(topic, limit);
     },
     async redrive(topic, deadLetterId) {
       if (!/^\d+$/.test(deadLetterId)) return false;
       await ensureTopic(topic);
       const seq = Number(deadLetterId);
-      const stored = await jsm.streams.getMessage(deadStreamName(topic), { seq }).catch(() => null);
+      const stored = await jsm.streams.getMessage(streams.deadStream(topic), { seq }).catch(() => null);
       if (!stored) return false;
-      const dead = stored.json<{ messageId: string; key: string; payload: unknown }>();
+      const dead = stored.json<DeadLetterRecord<unknown>>();
       // A fresh msgID: the original id is still inside the dedup window and would be dropped.
       await js.publish(
         subject(topic, partitionOf(dead.key, partitions)),
         JSON.stringify({ key: dead.key, payload: dead.payload }),
         { msgID: `${dead.messageId}#redrive-${seq}`, headers: undefined },
       );
-      return jsm.streams.deleteMessage(deadStreamName(topic), seq, false).catch(() => false);
+      return jsm.streams.deleteMessage(streams.deadStream(topic), seq, false).catch(() => false);
     },
     async depth(topic) {
       await ensureTopic(topic);
-      return (await jsm.streams.info(streamName(topic))).state.messages;
+      return (await jsm.streams.info(streams.stream(topic))).state.messages;
     },
     async ping() {
       if (nc.isClosed()) throw new Error('NATS connection closed');
@@ -428,128 +191,14 @@ export async function createJetStreamQueue(
     },
     async close() {
       await Promise.all([...consumers].map((consumer) => consumer.stop()));
-      acks.close();
       if (!nc.isClosed() && !nc.isDraining()) await nc.drain();
     },
   };
 }
-
-interface Envelope<T> {
-  key: string;
-  payload: T;
-}
-
-const messageId = (msg: JsMsg) => msg.headers?.get('Nats-Msg-Id') ?? String(msg.seq);
-
-const PUBLISH_TIMEOUT_MS = 5000;
 
 /** The header JetStream drops a repeat by, inside the stream's duplicate window. */
 function dedupHeaders(messageId: string) {
   const h = headers();
   h.set('Nats-Msg-Id', messageId);
   return h;
-}
-
-/**
- * JetStream publishes that wait for the stream's ack, as `js.publish` does, but through one
- * reply subscription and one timeout sweep for all of them. `js.publish` goes through
- * `nc.request`, which arms a timer per message and builds an `Error` (with its stack trace) to
- * cancel each request after it succeeded: together ~6 % of the API's CPU under notify-accept.
- * An ack names the stream and sequence (or `duplicate`); an error reply or no answer within
- * PUBLISH_TIMEOUT_MS rejects, as before.
- */
-function createAckWaiter(nc: NatsConnection) {
-  const inbox = createInbox();
-  const waiting = new Map<
-    string,
-    { resolve(ack: { duplicate: boolean }): void; reject(error: Error): void; at: number }
-  >();
-  let next = 0;
-  const settle = (token: string) => {
-    const entry = waiting.get(token);
-    waiting.delete(token);
-    return entry;
-  };
-  nc.subscribe(`${inbox}.*`, {
-    callback: (error, msg: Msg) => {
-      if (error) return;
-      const entry = settle(msg.subject.slice(inbox.length + 1));
-      if (!entry) return; // timed out already
-      if (msg.headers?.hasError || msg.data.length === 0) {
-        const status = msg.headers ? `${msg.headers.code} ${msg.headers.description}` : 'empty reply';
-        return entry.reject(new Error(`JetStream publish failed: ${status}`));
-      }
-      try {
-        const ack = msg.json<{ stream?: string; duplicate?: boolean; error?: { description?: string } }>();
-        if (ack.error || !ack.stream)
-          entry.reject(new Error(`JetStream publish failed: ${ack.error?.description ?? 'invalid ack'}`));
-        else entry.resolve({ duplicate: ack.duplicate === true });
-      } catch (parseError) {
-        entry.reject(parseError as Error);
-      }
-    },
-  });
-  const sweep = setInterval(() => {
-    const expired = performance.now() - PUBLISH_TIMEOUT_MS;
-    for (const [token, entry] of waiting) {
-      if (entry.at > expired) break; // insertion order is time order
-      waiting.delete(token);
-      entry.reject(new Error('JetStream publish timed out'));
-    }
-  }, 250);
-  sweep.unref();
-  return {
-    publish(subjectName: string, data: string, messageId: string): Promise<{ duplicate: boolean }> {
-      return new Promise((resolve, reject) => {
-        const token = (next++).toString(36);
-        waiting.set(token, { resolve, reject, at: performance.now() });
-        try {
-          nc.publish(subjectName, data, { reply: `${inbox}.${token}`, headers: dedupHeaders(messageId) });
-        } catch (error) {
-          waiting.delete(token);
-          reject(error);
-        }
-      });
-    },
-    close() {
-      clearInterval(sweep);
-      for (const token of [...waiting.keys()]) settle(token)?.reject(new Error('queue closed'));
-    },
-  };
-}
-
-interface PartitionRunner {
-  stop(): Promise<void>;
-}
-
-function rendezvous(members: string[], item: string): string {
-  let best = '';
-  let bestScore = '';
-  for (const member of members) {
-    const score = createHash('sha1').update(`${member}|${item}`).digest('hex');
-    if (score > bestScore) {
-      bestScore = score;
-      best = member;
-    }
-  }
-  return best;
-}
-
-function semaphore(size: number) {
-  let free = size;
-  const waiting: (() => void)[] = [];
-  return {
-    acquire(): Promise<void> {
-      if (free > 0) {
-        free--;
-        return Promise.resolve();
-      }
-      return new Promise((resolve) => waiting.push(resolve));
-    },
-    release() {
-      const next = waiting.shift();
-      if (next) next();
-      else free++;
-    },
-  };
 }

@@ -2,16 +2,10 @@ import { EventEmitter } from 'node:events';
 import { sql } from 'kysely';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/index.ts';
-import {
-  type ConsumeOptions,
-  type Consumer,
-  type DeadLetter,
-  describeError,
-  type Handler,
-  nextStep,
-  type Queue,
-  type QueueMessage,
-} from './index.ts';
+import type { ConsumeOptions, Consumer, DeadLetter, Handler, Queue, QueueMessage } from './index.ts';
+import { type ClaimedRow, createMessageLeases } from './postgres/lease.ts';
+import { createRowProcessor } from './postgres/processor.ts';
+import { runClaimLoop } from './postgres/runner.ts';
 
 export interface PostgresQueueOptions {
   dedupWindowMs?: number;
@@ -21,19 +15,12 @@ export interface PostgresQueueOptions {
   pollMs?: number;
 }
 
-interface Row {
-  id: bigint;
-  topic: string;
-  key: string;
-  dedup_id: string;
-  payload: unknown;
-  attempt: number;
-}
-
 /**
  * The embedded queue: one Postgres table claimed with `FOR UPDATE SKIP LOCKED`. Only the
  * oldest ready message of each key can be claimed, so a key's messages run one at a time and
  * in order (a message waiting for its retry holds its key back, and only its key).
+ * The parts: `postgres/lease.ts` (claiming and keeping messages), `postgres/runner.ts` (the claim
+ * loop), `postgres/processor.ts` (one message's handler and its outcome).
  */
 export function createPostgresQueue(db: Db, clock: Clock, options: PostgresQueueOptions = {}): Queue {
   const dedupWindowMs = options.dedupWindowMs ?? 24 * 3600_000;
@@ -55,120 +42,38 @@ export function createPostgresQueue(db: Db, clock: Clock, options: PostgresQueue
       select topic, dedup_id from queue_dedup where expires_at <= ${at()} limit 5000)`.execute(db);
   }
 
-  async function claim(topic: string, limit: number): Promise<Row[]> {
-    const now = at();
-    const { rows } = await sql<Row>`
-      with candidates as (
-        select m.id from queue_messages m
-        where m.topic = ${topic} and m.status = 'ready' and m.visible_at <= ${now}
-          and (m.lease_until is null or m.lease_until <= ${now})
-          and not exists (
-            select 1 from queue_messages p
-            where p.topic = m.topic and p.key = m.key and p.status = 'ready' and p.id < m.id)
-        order by m.id
-        limit ${limit}
-        for update skip locked
-      )
-      update queue_messages q set lease_until = ${at(leaseMs)}, attempt = q.attempt + 1
-      from candidates c where q.id = c.id
-      returning q.id, q.topic, q.key, q.dedup_id, q.payload, q.attempt`.execute(db);
-    return rows;
-  }
+  const leases = createMessageLeases(db, at, leaseMs);
 
   function consume<T>(topic: string, opts: ConsumeOptions, handler: Handler<T>): Consumer {
-    const concurrency = opts.concurrency ?? 10;
     const abort = new AbortController();
-    const inFlight = new Set<Promise<void>>();
-    let nudged = false;
-    const onWake = () => {
-      nudged = true;
+    const reportError = (error: unknown) => {
+      events.emit('error', error);
     };
-    wake.on(topic, onWake);
-
-    async function handle(row: Row) {
-      // Keep the lease while the handler runs, so a slow send is not taken over by another worker.
-      const renew = setInterval(() => {
-        sql`update queue_messages set lease_until = ${at(leaseMs)} where id = ${row.id} and attempt = ${row.attempt}`
-          .execute(db)
-          .catch(() => {});
-      }, leaseMs / 3);
-      try {
-        await handler({
-          id: row.dedup_id,
-          key: row.key,
-          topic,
-          payload: row.payload as T,
-          attempt: row.attempt,
-          signal: abort.signal,
-        });
-        await sql`delete from queue_messages where id = ${row.id} and attempt = ${row.attempt}`.execute(db);
-        events.emit('outcome', topic, 'acked');
-      } catch (error) {
-        const step = nextStep(error, row.attempt, opts.retryDelaysMs);
-        const message = describeError(error);
-        if (step.kind === 'dead') {
-          await sql`update queue_messages set status = 'dead', dead_at = ${at()}, lease_until = null, last_error = ${message}
-            where id = ${row.id} and attempt = ${row.attempt}`.execute(db);
-          events.emit('outcome', topic, 'dead_lettered');
-        } else {
-          const spent = step.kind === 'defer' ? 1 : 0;
-          await sql`update queue_messages set visible_at = ${at(step.delayMs)}, lease_until = null,
-              last_error = ${message}, attempt = attempt - ${spent}
-            where id = ${row.id} and attempt = ${row.attempt}`.execute(db);
-          events.emit('outcome', topic, step.kind === 'defer' ? 'deferred' : 'retried');
-        }
-      } finally {
-        clearInterval(renew);
-      }
-    }
-
-    const loop = (async () => {
-      while (!abort.signal.aborted) {
-        let claimed: Row[] = [];
-        const free = concurrency - inFlight.size;
-        if (free > 0) {
-          try {
-            nudged = false;
-            claimed = await claim(topic, free);
-            await purgeDedup();
-          } catch (error) {
-            events.emit('error', error);
-          }
-        }
-        for (const row of claimed) {
-          const task: Promise<void> = handle(row)
-            .catch((error) => {
-              events.emit('error', error);
-            })
-            .finally(() => inFlight.delete(task));
-          inFlight.add(task);
-        }
-        if (claimed.length === 0 || inFlight.size >= concurrency) {
-          // Sleep until the poll interval passes, a local publish arrives or a task finishes.
-          await new Promise<void>((resolve) => {
-            const timer = setTimeout(done, pollMs);
-            const tasks = [...inFlight];
-            function done() {
-              clearTimeout(timer);
-              wake.off(topic, done);
-              abort.signal.removeEventListener('abort', done);
-              resolve();
-            }
-            if (nudged && inFlight.size < concurrency) return done();
-            wake.once(topic, done);
-            abort.signal.addEventListener('abort', done, { once: true });
-            if (tasks.length > 0) Promise.race(tasks).then(done, done);
-          });
-        }
-      }
-    })();
-
+    const process = createRowProcessor<T>({
+      db,
+      at,
+      leases,
+      topic,
+      handler,
+      retryDelaysMs: opts.retryDelaysMs,
+      signal: abort.signal,
+      events,
+    });
+    const loop = runClaimLoop({
+      topic,
+      concurrency: opts.concurrency ?? 10,
+      pollMs,
+      wake,
+      claim: (limit) => leases.claim(topic, limit),
+      afterClaim: purgeDedup,
+      process,
+      onError: reportError,
+      signal: abort.signal,
+    });
     const consumer: Consumer = {
       async stop() {
         abort.abort(new Error('consumer stopping'));
-        wake.off(topic, onWake);
-        await loop;
-        await Promise.allSettled([...inFlight]);
+        await loop.stop();
         consumers.delete(consumer);
       },
     };
@@ -204,7 +109,7 @@ export function createPostgresQueue(db: Db, clock: Clock, options: PostgresQueue
     },
     consume,
     async deadLetters<T>(topic: string, limit = 100) {
-      const { rows } = await sql<Row & { last_error: string; dead_at: Date }>`
+      const { rows } = await sql<ClaimedRow & { last_error: string; dead_at: Date }>`
         select id, topic, key, dedup_id, payload, attempt, last_error, dead_at from queue_messages
         where topic = ${topic} and status = 'dead' order by dead_at desc, id desc limit ${limit}`.execute(db);
       return rows.map(

@@ -81,7 +81,7 @@ for (const [name, make] of subjects) {
       assert.equal(fresh.remaining, 0);
     });
 
-    test('concurrent consumes (one script call on Redis) are each decided as if alone, in order', async () => {
+    test('concurrent consumes are each decided as if alone, in order', async () => {
       const limiter = await make();
       const policy = { name: uniqueName('p'), points: 5, durationSec: 60 };
       const other = { name: uniqueName('p'), points: 1, durationSec: 60 };

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { createGroup } from '../db/group.ts';
+import { createConsumeMany } from '../perf/redis-consume-many.ts';
 
 export interface RatePolicy {
   /** Unique name; it prefixes the stored counters. */
@@ -40,52 +41,10 @@ type Flexible = RateLimiterMemory | RateLimiterRedis;
 export function createMemoryRateLimiter(): RateLimiter {
   return wrap(
     'memory',
-    (policy) => new RateLimiterMemory(options(policy)),
+    limiterCache((policy) => new RateLimiterMemory(options(policy))),
     async () => {},
   );
 }
-
-/**
- * Spends for each key what rate-limiter-flexible's consume followed by its reward on a refusal
- * did, on the same counters (an integer with the window's TTL), in one script for many keys, in
- * order: a refusal is taken back at once, so it spends nothing. ARGV holds points, limit and
- * expiry per key: the duration in seconds (0: none), or minus the ms left of a caller's window
- * (`resetInMs`). The answer is flat, {allowed, consumed, pttl} per key (0 for a caller's window).
- * A new counter gets its TTL from the `pttl` = -1 branch (`incrby` creates it without one) rather
- * than from a `set … EX … NX` before every `incrby`: each `redis.call` costs ~2 µs of Lua
- * overhead in Redis, and the `set` was run for every key, new or not (16-key calls: 137-178 ->
- * 102-124 µs of Redis time each). A caller's window needs no `pttl` at all: its counter is new
- * exactly when `incrby` answers the points it added (or was refunded to 0 in the same window,
- * and gets the same window end again).
- */
-const CONSUME_MANY = `local result = {}
-for i = 1, #KEYS do
-  local key = KEYS[i]
-  local points = tonumber(ARGV[i * 3 - 2])
-  local limit = tonumber(ARGV[i * 3 - 1])
-  local expiry = tonumber(ARGV[i * 3])
-  local consumed = redis.call('incrby', key, points)
-  local created = consumed == points
-  local allowed = 1
-  if consumed > limit then
-    consumed = redis.call('decrby', key, points)
-    allowed = 0
-  end
-  local ttl = 0
-  if expiry < 0 then
-    if created then redis.call('pexpire', key, -expiry) end
-  else
-    ttl = redis.call('pttl', key)
-    if ttl == -1 and expiry > 0 then
-      redis.call('expire', key, expiry)
-      ttl = 1000 * expiry
-    end
-  end
-  result[i * 3 - 2] = allowed
-  result[i * 3 - 1] = consumed
-  result[i * 3] = ttl
-end
-return result`;
 
 interface Spend {
   policy: RatePolicy;
@@ -93,39 +52,39 @@ interface Spend {
   points: number;
 }
 
-type ConsumeMany = (keyCount: number, ...args: (string | number)[]) => Promise<number[]>;
-
+/**
+ * Counters in Redis, so every process shares them: rate-limiter-flexible's, with its layout
+ * (`<prefix>:rl:<policy>:<key>`). Peeks and refunds go through rate-limiter-flexible; consumes
+ * through the grouped script in platform/perf, on the same counters.
+ */
 export function createRedisRateLimiter(redis: Redis, prefix: string): RateLimiter {
-  const counter = (policy: RatePolicy, key: string) => `${prefix}:rl:${policy.name}:${key}`;
-  const limiter = wrap(
-    'redis',
+  const limiterFor = limiterCache(
     (policy) =>
       new RateLimiterRedis({
         ...options(policy),
         storeClient: redis,
         keyPrefix: `${prefix}:rl:${policy.name}`,
       }),
-    async () => {
-      await redis.ping();
-    },
   );
-  redis.defineCommand('platformConsumeMany', { lua: CONSUME_MANY });
-  const consumeMany = (redis as unknown as { platformConsumeMany: ConsumeMany }).platformConsumeMany.bind(
-    redis,
-  );
+  const limiter = wrap('redis', limiterFor, async () => {
+    await redis.ping();
+  });
+  const consumeMany = createConsumeMany(redis);
   async function spendAll(spends: Spend[]): Promise<RateDecision[]> {
-    const keys = spends.map((s) => counter(s.policy, s.key));
-    const args = spends.flatMap(({ points, policy }) => [
-      points,
-      policy.points,
-      policy.resetInMs === undefined ? policy.durationSec : -windowExpiryMs(policy.resetInMs),
-    ]);
-    const results = await consumeMany(keys.length, ...keys, ...args);
+    const results = await consumeMany(
+      spends.map(({ policy, key, points }) => ({
+        key: limiterFor(policy).getKey(key),
+        points,
+        limit: policy.points,
+        durationSec: policy.durationSec,
+        windowEndsInMs: policy.resetInMs,
+      })),
+    );
     return spends.map(({ policy }, i) => ({
-      allowed: results[i * 3] === 1,
+      allowed: results[i].allowed,
       limit: policy.points,
-      remaining: Math.max(0, policy.points - results[i * 3 + 1]),
-      resetMs: policy.resetInMs ?? Math.max(0, results[i * 3 + 2]),
+      remaining: Math.max(0, policy.points - results[i].consumed),
+      resetMs: policy.resetInMs ?? Math.max(0, results[i].pttl),
     }));
   }
   // The consumes of concurrent requests share one script call (group commit, as for the
@@ -152,13 +111,10 @@ function options(policy: RatePolicy) {
   return { keyPrefix: policy.name, points: policy.points, duration: policy.durationSec };
 }
 
-function wrap(
-  kind: 'memory' | 'redis',
-  make: (policy: RatePolicy) => Flexible,
-  ping: () => Promise<void>,
-): RateLimiter {
-  const limiters = new Map<string, Flexible>();
-  const limiterFor = (policy: RatePolicy) => {
+/** One rate-limiter-flexible limiter per policy (name, points and duration). */
+function limiterCache<L extends Flexible>(make: (policy: RatePolicy) => L): (policy: RatePolicy) => L {
+  const limiters = new Map<string, L>();
+  return (policy) => {
     const id = `${policy.name}:${policy.points}:${policy.durationSec}`;
     let limiter = limiters.get(id);
     if (!limiter) {
@@ -167,6 +123,13 @@ function wrap(
     }
     return limiter;
   };
+}
+
+function wrap(
+  kind: 'memory' | 'redis',
+  limiterFor: (policy: RatePolicy) => Flexible,
+  ping: () => Promise<void>,
+): RateLimiter {
   const decision = (policy: RatePolicy, res: RateLimiterRes | null, allowed: boolean): RateDecision => ({
     allowed,
     limit: policy.points,

@@ -1,0 +1,125 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { holdLeases, type LeaseStore, type PartitionRunner, rendezvous } from './lease.ts';
+
+/** A KV bucket in memory: revisions and `create`/`update` as JetStream KV decides them (no TTL). */
+function memoryStore() {
+  const entries = new Map<string, { value: string; revision: number }>();
+  let revision = 0;
+  const store: LeaseStore = {
+    async keys(filter) {
+      const prefix = filter.replace(/\*$/, '');
+      const found = [...entries.keys()].filter((key) => key.startsWith(prefix));
+      return (async function* () {
+        yield* found;
+      })();
+    },
+    async put(key, value) {
+      entries.set(key, { value, revision: ++revision });
+      return revision;
+    },
+    async create(key, value) {
+      if (entries.has(key)) throw new Error('wrong last sequence');
+      return store.put(key, value);
+    },
+    async update(key, value, expected) {
+      if (entries.get(key)?.revision !== expected) throw new Error('wrong last sequence');
+      return store.put(key, value);
+    },
+    async delete(key) {
+      entries.delete(key);
+    },
+  };
+  return { store, entries };
+}
+
+/** Runners that record which member runs which partition. */
+function runners() {
+  const running = new Map<number, string[]>();
+  const start =
+    (member: string) =>
+    (p: number): PartitionRunner => {
+      running.set(p, [...(running.get(p) ?? []), member]);
+      return {
+        async stop() {
+          running.set(
+            p,
+            (running.get(p) ?? []).filter((m) => m !== member),
+          );
+        },
+      };
+    };
+  const owners = (p: number) => running.get(p) ?? [];
+  return { start, owners };
+}
+
+const PARTITIONS = 8;
+const options = (store: LeaseStore, memberId: string, start: (p: number) => PartitionRunner) => ({
+  store,
+  memberId,
+  group: 'g',
+  topic: 'a.topic',
+  partitions: PARTITIONS,
+  leaseMs: 60,
+  start,
+  onError: (error: unknown) => assert.fail(String(error)),
+});
+
+async function until(check: () => boolean, what: string) {
+  const deadline = Date.now() + 5000;
+  while (!check()) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    await sleep(10);
+  }
+}
+
+const everyPartition = (check: (p: number) => boolean) =>
+  Array.from({ length: PARTITIONS }, (_, p) => p).every(check);
+
+test('two members share the partitions by rendezvous hash, each run by exactly one member', async () => {
+  const { store } = memoryStore();
+  const { start, owners } = runners();
+  const one = holdLeases(options(store, 'one', start('one')));
+  const two = holdLeases(options(store, 'two', start('two')));
+  try {
+    await until(
+      () => everyPartition((p) => owners(p).join() === rendezvous(['one', 'two'], `a.topic/${p}`)),
+      'the hashed split',
+    );
+    await sleep(100); // a few more renewals change nothing
+    assert.ok(everyPartition((p) => owners(p).length === 1));
+  } finally {
+    await one.stop();
+    await two.stop();
+  }
+});
+
+test('a member that stops lets go, and the other takes its partitions', async () => {
+  const { store, entries } = memoryStore();
+  const { start, owners } = runners();
+  const one = holdLeases(options(store, 'one', start('one')));
+  const two = holdLeases(options(store, 'two', start('two')));
+  await until(() => everyPartition((p) => owners(p).length === 1), 'every partition run');
+  await two.stop();
+  assert.equal(entries.has('g.m.two'), false, 'its membership is gone');
+  await until(() => everyPartition((p) => owners(p).join() === 'one'), 'one runs everything');
+  await one.stop();
+  assert.ok(everyPartition((p) => owners(p).length === 0));
+  assert.deepEqual([...entries.keys()], [], 'every lease released');
+});
+
+test('a lease taken by someone else stops its runner at the next renewal', async () => {
+  const { store, entries } = memoryStore();
+  const { start, owners } = runners();
+  const one = holdLeases(options(store, 'one', start('one')));
+  try {
+    await until(() => everyPartition((p) => owners(p).join() === 'one'), 'one runs everything');
+    const key = 'g.p.a_topic.3';
+    assert.ok(entries.has(key));
+    entries.set(key, { value: 'intruder', revision: 10_000 });
+    await until(() => owners(3).length === 0, 'the runner of partition 3 stopped');
+  } finally {
+    await one.stop();
+  }
+});
