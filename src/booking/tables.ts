@@ -1,5 +1,4 @@
 import type { ColumnType, Generated, GeneratedAlways, Kysely } from 'kysely';
-import type { Db } from '../platform/db/index.ts';
 
 /**
  * Kysely types of the booking tables, as `migrations/index.ts` creates them and as both drivers
