@@ -53,13 +53,14 @@ export function createSeatsRepository(database: Db, options: { limits: HoldLimit
       ok: boolean;
       allowed: boolean;
       locked: boolean;
+      live: LiveRow;
       taken: TakenRow[];
     }>`
       with settings as (select set_config('synchronous_commit', 'off', true)),
       seen as (
         select coalesce((select version from booking_hold_users where user_id = ${hold.user_id}), 0) as version
       ),
-      live as (${liveHolds(sql`${hold.user_id}::uuid`, hold.show_id, now, 'counts')}),
+      live as (${liveHolds(sql`${hold.user_id}::uuid`, hold.show_id, now)}),
       allowed as (select on_show < ${perShow} and total < ${perUser} as ok from live),
       wanted as (
         select seat_id from booking_show_seats
@@ -98,12 +99,11 @@ export function createSeatsRepository(database: Db, options: { limits: HoldLimit
           and (select count(*) from claimed) = ${hold.seat_ids.length} and (select count(*) from inserted) = 1 as ok,
         (select ok from allowed) as allowed,
         coalesce((select ok from verdict), false) as locked,
+        (select to_jsonb(live) from live) as live,
         ${takenRows(hold.show_id, hold.seat_ids, sql`(select seat_id from wanted)`)} as taken`.execute(db);
     const result = rows[0];
     if (result?.ok) return { taken: [], closed: false };
-    if (result && !result.allowed) {
-      return { taken: [], closed: false, limit: await liveHoldsOf(hold.user_id, hold.show_id, now) };
-    }
+    if (result && !result.allowed) return { taken: [], closed: false, limit: liveOf(result.live) };
     // Every seat locked and the caps passed on a snapshot the user's counter had moved past.
     if (result?.locked) return 'stale';
     // Only the seats the claim could not lock are taken: the others were free, and naming them
@@ -117,7 +117,7 @@ export function createSeatsRepository(database: Db, options: { limits: HoldLimit
 
   async function liveHoldsOf(userId: string, showId: string, now: Date): Promise<LiveHolds> {
     // Raw SQL: the arbiter's own count of live holds (liveHolds), so a refusal names what claims count.
-    const { rows } = await sql<LiveRow>`${liveHolds(sql`${userId}::uuid`, showId, now, 'list')}`.execute(db);
+    const { rows } = await sql<LiveRow>`${liveHolds(sql`${userId}::uuid`, showId, now)}`.execute(db);
     return liveOf(rows[0]);
   }
 
@@ -171,7 +171,7 @@ export function createSeatsRepository(database: Db, options: { limits: HoldLimit
       const showId = holds[0].show_id;
       if (holds.some((hold) => hold.show_id !== showId)) throw new Error('claimMany: one show per batch');
       const requested = [...new Set(holds.flatMap((hold) => hold.seat_ids))];
-      const results = await db.transaction().execute(async (trx) => {
+      return db.transaction().execute(async (trx) => {
         const users = [...new Set(holds.map((hold) => hold.user_id))].sort();
         // The users' change counters are bumped (in user order) only once every seat lock is
         // taken, so a batch waiting for seats holds no user's row; a counter that moved past
@@ -194,7 +194,7 @@ export function createSeatsRepository(database: Db, options: { limits: HoldLimit
             select u.user_id, coalesce(v.version, 0) as version, l.on_show, l.total, l.holds
             from unnest(${users}::uuid[]) as u(user_id)
               left join booking_hold_users v on v.user_id = u.user_id
-              cross join lateral (${liveHolds(sql`u.user_id`, showId, now, 'counts')}) l
+              cross join lateral (${liveHolds(sql`u.user_id`, showId, now)}) l
           ),
           counted as (
             insert into booking_hold_users as b (user_id, version)
@@ -252,12 +252,6 @@ export function createSeatsRepository(database: Db, options: { limits: HoldLimit
         }
         return results;
       });
-      // The counts decided the batch; a refused user's holds are listed for their answer now.
-      for (const [index, result] of results.entries()) {
-        if (result.limit)
-          results[index] = { ...result, limit: await liveHoldsOf(holds[index].user_id, showId, now) };
-      }
-      return results;
     },
 
     async findHold(id: string): Promise<HoldRow | undefined> {
@@ -498,15 +492,10 @@ interface LiveRow {
   holds: { id: string; show_id: string }[];
 }
 
-/** The live holds (HELD, not expired) of `user` (an SQL expression): on `showId`, in all, and (`list`) which. */
-function liveHolds(user: RawBuilder<unknown>, showId: string, now: Date, which: 'counts' | 'list') {
-  // A claim needs only the counts; the list (an aggregate per user) is built for a refusal's answer.
-  const list =
-    which === 'list'
-      ? sql`coalesce(jsonb_agg(jsonb_build_object('id', h.id, 'show_id', h.show_id) order by h.created_at), '[]'::jsonb)`
-      : sql`'[]'::jsonb`;
+/** The live holds (HELD, not expired) of `user` (an SQL expression): on `showId`, in all, and which. */
+function liveHolds(user: RawBuilder<unknown>, showId: string, now: Date) {
   return sql`select count(*) filter (where h.show_id = ${showId})::int as on_show, count(*)::int as total,
-      ${list} as holds
+      coalesce(jsonb_agg(jsonb_build_object('id', h.id, 'show_id', h.show_id) order by h.created_at), '[]'::jsonb) as holds
     from booking_holds h
     where h.user_id = ${user} and h.status = 'HELD' and h.expires_at > ${now}`;
 }
