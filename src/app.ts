@@ -29,7 +29,6 @@ import { requestValidation } from './platform/http/validation.ts';
 import { createScheduler, type Scheduler } from './platform/jobs/index.ts';
 import { platformMigrations } from './platform/migrations.ts';
 import type { App, HealthCheck, ModuleInstance, PlatformDeps, ServiceModule } from './platform/module.ts';
-import { deferChildLoggers } from './platform/observability/lazy-logger.ts';
 import {
   createMetrics,
   type Metrics,
@@ -111,8 +110,6 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
   }).withTypeProvider<TypeBoxTypeProvider>();
   // Node's own property (not a constructor option): a request with more headers is refused (431).
   app.server.maxHeadersCount = config.maxHeadersCount;
-  // Request loggers are built on their first line (lazy-logger.ts).
-  deferChildLoggers(app.log);
 
   const db = adapters.database.db;
   await migrateModule(adapters.database, 'platform', platformMigrations);
