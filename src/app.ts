@@ -1,4 +1,4 @@
-import './platform/observability/tick-shape.ts';
+import './platform/perf/tick-shape.ts';
 import formbody from '@fastify/formbody';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyServerOptions, LogController } from 'fastify';
@@ -29,7 +29,6 @@ import { requestValidation } from './platform/http/validation.ts';
 import { createScheduler, type Scheduler } from './platform/jobs/index.ts';
 import { platformMigrations } from './platform/migrations.ts';
 import type { App, HealthCheck, ModuleInstance, PlatformDeps, ServiceModule } from './platform/module.ts';
-import { deferChildLoggers } from './platform/observability/lazy-logger.ts';
 import {
   createMetrics,
   type Metrics,
@@ -113,8 +112,6 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
   }).withTypeProvider<TypeBoxTypeProvider>();
   // Node's own property (not a constructor option): a request with more headers is refused (431).
   app.server.maxHeadersCount = config.maxHeadersCount;
-  // Request loggers are built on their first line (lazy-logger.ts).
-  deferChildLoggers(app.log);
 
   const db = adapters.database.db;
   await migrateModule(adapters.database, 'platform', platformMigrations);
@@ -250,9 +247,9 @@ function serverLimits(config: Config) {
     keepAliveTimeout: config.keepAliveTimeoutMs,
     http: {
       // A request without Content-Length or Transfer-Encoding has no body; Node then starts it as an
-      // ended stream and skips its stream life cycle (read, 'end', destroy, 'close': ~9 000
-      // instructions of a small GET's ~73 000 under callgrind). Its 'close' event never fires, so a
-      // stream that must notice the client leaving listens on the response (sse.ts).
+      // ended stream and skips its stream life cycle (read, 'end', destroy, 'close'), work every
+      // small GET would otherwise pay for. Its 'close' event never fires, so a stream that must
+      // notice the client leaving listens on the response (sse.ts).
       optimizeEmptyRequests: true,
       requestTimeout: config.requestTimeoutMs,
       headersTimeout: config.headersTimeoutMs,

@@ -1,4 +1,4 @@
-import './platform/observability/tick-shape.ts';
+import './platform/perf/tick-shape.ts';
 import cluster from 'node:cluster';
 import { type Config, ConfigError, loadConfig } from './platform/config.ts';
 import { start } from './server.ts';

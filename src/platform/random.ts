@@ -2,8 +2,8 @@ import { randomFillSync } from 'node:crypto';
 
 /**
  * Random bytes drawn from the system's generator a block at a time: each `randomBytes` or
- * `getRandomValues` call cost ~2–3 µs of locking and bookkeeping around OpenSSL's generator (a
- * `getpid` system call among them), more than the bytes themselves. Each byte is handed out
+ * `getRandomValues` call pays for locking and bookkeeping around OpenSSL's generator (a
+ * `getpid` system call among them), more than the bytes themselves cost. Each byte is handed out
  * once; the block is refilled when used up. `take` returns a view into the block, valid until the
  * call that refills it: use the bytes at once (encode or copy them), never keep the view.
  */

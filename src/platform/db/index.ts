@@ -3,6 +3,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { Kysely, PGliteDialect, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
+import { preparingPool } from './prepared.ts';
 
 export type Db = Kysely<Record<string, never>>;
 
@@ -50,8 +51,8 @@ async function connectPostgres(url: string, options: DatabaseOptions): Promise<D
     // A connection keeps the generic plan of each prepared statement (prepared.ts) from the table
     // sizes it first saw until statistics change. Where nothing analyzes the tables (autovacuum
     // off, as on our CI machine), one that prepared the notify workers' batch update while the
-    // tables were nearly empty went on scanning notification_deliveries as it grew, at 2-3 times
-    // the cost (bench/README.md, "stale generic plans"). Replaced connections plan afresh.
+    // tables were nearly empty went on scanning notification_deliveries as it grew, at a growing
+    // cost. Replaced connections plan afresh.
     maxLifetimeSeconds: options.connectionLifetimeSeconds ?? 300,
     // `public` after the schema: extensions (pg_trgm) live there once per database, so every schema
     // sees their operators; tables are still created in (and found first in) the schema.
@@ -66,7 +67,7 @@ async function connectPostgres(url: string, options: DatabaseOptions): Promise<D
   // src/faults/postgres.fault-test.ts). The query in flight still fails, as a 503.
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
-  const db: Db = new Kysely({ dialect: new PostgresDialect({ pool }) });
+  const db: Db = new Kysely({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
   if (options.schema) {
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();

@@ -33,6 +33,30 @@ test('a named statement gives the same rows on its first (compiled) and later (c
   assert.deepEqual(await fragment(false), [{ n: 2 }]);
 });
 
+test('on PostgreSQL a registered text runs as a named prepared statement, any other text unnamed', async (t) => {
+  if (database.kind !== 'postgres') return t.skip('PGlite runs every statement as a plain query');
+  const single = await createDatabase({
+    databaseUrl: realServices.databaseUrl,
+    schema: database.schema,
+    poolSize: 1,
+  });
+  try {
+    const statements = createStatements(single.db, true);
+    assert.deepEqual(await statements.text('prepared_test_named', 'select $1::int as n', [7]), [{ n: 7 }]);
+    assert.deepEqual(await statements.query('prepared_test_tagged', sql`select ${8}::int as m`), [{ m: 8 }]);
+    await sql`select ${9}::int as n`.execute(single.db);
+    const names = await sql<{ name: string }>`select name from pg_prepared_statements order by name`.execute(
+      single.db,
+    );
+    assert.deepEqual(
+      names.rows.map((row) => row.name),
+      ['prepared_test_named', 'prepared_test_tagged'],
+    );
+  } finally {
+    await single.close();
+  }
+});
+
 test('a pooled PostgreSQL connection is replaced once past its lifetime, so its prepared statements plan afresh', async (t) => {
   if (database.kind !== 'postgres') return t.skip('PGlite has a single connection and plans every query');
   const short = await createDatabase({

@@ -1,10 +1,8 @@
 import AjvCompiler from '@fastify/ajv-compiler';
-import type { FastifyServerOptions } from 'fastify';
+import type { FastifySchemaCompiler, FastifyServerOptions } from 'fastify';
 
 type SchemaController = NonNullable<FastifyServerOptions['schemaController']>;
 type BuildValidator = AjvCompiler.BuildCompilerFromPool;
-type AjvServerOptions = NonNullable<Parameters<BuildValidator>[1]>;
-type Compile = (route: { schema: unknown; httpPart?: string; contentType?: string }) => unknown;
 
 /** Bodies of these types arrive as text fields, so their schemas may turn "3600" into 3600. */
 const FORM_TYPES = new Set(['application/x-www-form-urlencoded', 'multipart/form-data']);
@@ -18,17 +16,18 @@ const FORM_TYPES = new Set(['application/x-www-form-urlencoded', 'multipart/form
  */
 export function requestValidation(): SchemaController {
   const fromPool = AjvCompiler();
-  const buildValidator = (externalSchemas: Parameters<BuildValidator>[0], options?: AjvServerOptions) => {
+  const buildValidator: BuildValidator = (externalSchemas, options) => {
+    // app.ts configures ajv's JSON Schema mode; JTD schemas would need options of their own.
+    if (options?.mode === 'JTD') throw new Error('JTD validation is not configured');
     const build = (coerceTypes: false | 'array') =>
-      fromPool(externalSchemas, {
-        ...options,
-        customOptions: { ...options?.customOptions, coerceTypes },
-      } as AjvServerOptions) as unknown as Compile;
+      fromPool(externalSchemas, { ...options, customOptions: { ...options?.customOptions, coerceTypes } });
     const exact = build(false);
     const coercing = build('array');
-    const compile: Compile = (route) =>
+    const compile: FastifySchemaCompiler<unknown> = (route) =>
       route.httpPart === 'body' && !FORM_TYPES.has(route.contentType ?? '') ? exact(route) : coercing(route);
-    return compile;
+    // @fastify/ajv-compiler declares its compiler as ajv's `compile(schema)`, but Fastify calls it
+    // with the route's schema definition (`FastifyRouteSchemaDef`), which is what it reads.
+    return compile as unknown as ReturnType<BuildValidator>;
   };
-  return { compilersFactory: { buildValidator: buildValidator as unknown as BuildValidator } };
+  return { compilersFactory: { buildValidator } };
 }

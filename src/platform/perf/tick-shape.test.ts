@@ -3,10 +3,11 @@ import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 
 /**
- * A child process (tick-shape.fixture.ts) queues ticks, starts PGlite, runs the full GCs a
- * start-up runs with no tick queued, queues ticks again, and prints nextTick's inline caches. The stores
- * of the tick object's computed keys must still be monomorphic with tick-shape.ts imported
- * first; the control (same child without it) usually shows them megamorphic — the 5x slower nextTick.
+ * The canary of tick-shape.ts. A child process (test/fixtures/tick-shape.ts) queues ticks, starts
+ * PGlite, runs the full GCs a start-up runs with no tick queued, queues ticks again, and prints
+ * nextTick's inline caches. The stores of the tick object's computed keys must still be
+ * monomorphic with tick-shape.ts imported first; the control (same child without it) usually
+ * shows them megamorphic, the slow nextTick the module prevents.
  */
 function child(withModule: boolean): string {
   const run = spawnSync(
