@@ -82,7 +82,7 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
     logger: options.logger ?? { level: config.logLevel },
     // Access logs cost a log line per request; the request id is on every line that is written.
     logController: new LogController({
-      disableRequestLogging: process.env.LOG_REQUESTS !== 'true',
+      disableRequestLogging: !config.logRequests,
       requestIdLogLabel: 'requestId',
     }),
     genReqId: requestIdFor,
@@ -158,7 +158,7 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
   registerPages(
     app,
     SERVICE_LINKS.map(({ title, href }) => ({ title, href })),
-    { development: config.development },
+    { development: config.development, reloadTemplates: config.reloadTemplates },
   );
 
   const instances = new Map<string, ModuleInstance>();

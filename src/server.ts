@@ -1,5 +1,5 @@
 import closeWithGrace from 'close-with-grace';
-import Fastify from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import { type App, buildApp } from './app.ts';
 import { createAdapters } from './platform/adapters.ts';
 import { createOffsetClock, type OffsetClock, systemClock } from './platform/clock.ts';
@@ -59,13 +59,13 @@ export async function start(config: Config, options: StartOptions = {}): Promise
  * METRICS_PORT: `/metrics` on a listen address of its own (one only the scraper reaches), and
  * not on the API's port at all (buildApp leaves it out). METRICS_TOKEN applies here too.
  */
-export async function listenMetrics(config: Config, app: App): Promise<App> {
+export async function listenMetrics(config: Config, app: App): Promise<FastifyInstance> {
   const server = Fastify({
     loggerInstance: app.log,
     genReqId: requestIdFor,
     connectionTimeout: config.connectionTimeoutMs,
     requestTimeout: config.requestTimeoutMs,
-  }) as unknown as App;
+  });
   registerSecurityHeaders(server);
   registerProblemHandlers(server);
   registerMetricsEndpoint(server, app.platform.metrics.registry, config.metricsToken);

@@ -50,6 +50,10 @@ export interface Config {
   operatorKeys: KeyGrant[];
   /** Not production: the documented development keys work and pages sign in by themselves. */
   development: boolean;
+  /** `NODE_ENV=development` (`npm run dev`): page templates are read again on every render. */
+  reloadTemplates: boolean;
+  /** `LOG_REQUESTS=true`: an access log line per request. */
+  logRequests: boolean;
   bodyLimitBytes: number;
   /** Live SSE streams one client address may hold per process. */
   sseMaxPerAddress: number;
@@ -134,6 +138,8 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: Env = pr
     serviceKeys: parseKeyGrants('SERVICE_KEYS', env.SERVICE_KEYS || DEV_SERVICE_KEYS, SERVICE_SCOPES),
     operatorKeys: parseKeyGrants('OPERATOR_KEYS', env.OPERATOR_KEYS || DEV_OPERATOR_KEYS, OPERATOR_SCOPES),
     development: env.NODE_ENV !== 'production',
+    reloadTemplates: env.NODE_ENV === 'development',
+    logRequests: bool('LOG_REQUESTS', env.LOG_REQUESTS ?? 'false'),
     bodyLimitBytes: int('BODY_LIMIT_BYTES', env.BODY_LIMIT_BYTES ?? String(11 * 1024 * 1024), 1024, 2 ** 30),
     trustProxy: trustProxy(env.TRUST_PROXY ?? 'false'),
     sseMaxPerAddress: int('SSE_MAX_PER_ADDRESS', env.SSE_MAX_PER_ADDRESS ?? '32', 1, 1_000_000),

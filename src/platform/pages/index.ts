@@ -21,12 +21,17 @@ declare module 'fastify' {
 
 export const views = new Eta({
   views: SRC,
-  cache: process.env.NODE_ENV !== 'development',
   autoEscape: true,
   autoTrim: false,
 });
 
-export function registerPages(app: FastifyInstance, nav: NavLink[], site: { development: boolean }): void {
+export function registerPages(
+  app: FastifyInstance,
+  nav: NavLink[],
+  site: { development: boolean; reloadTemplates?: boolean },
+): void {
+  // Eta caches each template once read; `npm run dev` reads them again so edits show at once.
+  views.configure({ cache: !site.reloadTemplates });
   app.decorateReply('page', function (this, template: string, data: Record<string, unknown> = {}) {
     const html = views.render(template, { nav, development: site.development, ...data });
     return this.headers(PAGE_HEADERS).type('text/html; charset=utf-8').send(html);
