@@ -104,33 +104,21 @@ export const notifyPages: FastifyPluginAsyncTypebox<NotifyPagesDeps> = async (ap
     },
   );
 
-  app.get(
-    '/notify/notifications',
-    {
-      config: anyone,
-      schema: { ...hide, querystring: Type.Object({ id: Type.Optional(Type.String({ maxLength: 100 })) }) },
-    },
-    async (request, reply) =>
-      reply.redirect(
-        request.query.id ? `/notify/notifications/${encodeURIComponent(request.query.id.trim())}` : '/notify',
-        303,
-      ),
-  );
-
-  app.get(
-    '/notify/users',
-    {
-      config: anyone,
-      schema: { ...hide, querystring: Type.Object({ user: Type.Optional(Type.String({ maxLength: 64 })) }) },
-    },
-    async (request, reply) =>
-      reply.redirect(
-        request.query.user
-          ? `/notify/users/${encodeURIComponent(request.query.user.trim())}/preferences`
-          : '/notify',
-        303,
-      ),
-  );
+  // The landing page's lookup forms: each sends one field and lands on the page it names.
+  const lookup = (path: string, field: string, maxLength: number, target: (value: string) => string) =>
+    app.get(
+      path,
+      {
+        config: anyone,
+        schema: { ...hide, querystring: Type.Object({ [field]: Type.Optional(Type.String({ maxLength })) }) },
+      },
+      async (request, reply) => {
+        const value = request.query[field]?.trim();
+        return reply.redirect(value ? target(encodeURIComponent(value)) : '/notify', 303);
+      },
+    );
+  lookup('/notify/notifications', 'id', 100, (id) => `/notify/notifications/${id}`);
+  lookup('/notify/users', 'user', 64, (user) => `/notify/users/${user}/preferences`);
 
   app.get(
     '/notify/notifications/:id',
