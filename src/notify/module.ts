@@ -17,7 +17,12 @@ import { createContactsCache, invalidating } from './preferences/contacts-cache.
 import { createPreferencesRepository } from './preferences/repository.ts';
 import { preferencesRoutes } from './preferences/routes.ts';
 import { checkContact, createPreferencesService } from './preferences/service.ts';
-import { createChannelSenders, inboxPurgeJob, providerRoutes } from './providers/index.ts';
+import {
+  createChannelSenders,
+  inboxPurgeJob,
+  providerRoutes,
+  type ReceiptOutcome,
+} from './providers/index.ts';
 import { loadNotifySettings, type NotifySettings } from './settings.ts';
 import { templateRoutes } from './templates/routes.ts';
 import { createTemplateRenderer } from './templates/service.ts';
@@ -49,8 +54,9 @@ async function createNotify(deps: PlatformDeps, doubles: NotifyModuleOptions): P
   // Push endpoints are client-given URLs: checked when subscribed and again at every send.
   const outbound = createOutboundGuard({ allow: settings.outboundAllow });
   // Receipts name the provider kind, not the instance that sent: match on the message id.
-  const onReceipt = async (providerMessageId: string, deliveredAt: Date) => {
-    await repo.markDelivered(null, providerMessageId, deliveredAt);
+  const onReceipt = async (providerMessageId: string, deliveredAt: Date): Promise<ReceiptOutcome> => {
+    if (await repo.markDelivered(null, providerMessageId, deliveredAt)) return 'applied';
+    return (await repo.knowsProviderMessage(providerMessageId)) ? 'already' : 'unknown';
   };
   const senders =
     doubles.senders ??

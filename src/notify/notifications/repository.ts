@@ -462,6 +462,17 @@ export function createNotifyRepository(database: Db, options: { prepare?: boolea
      * false for an unknown message; a repeated receipt changes nothing. Concurrent receipts share
      * one statement.
      */
+    /** Whether a send with this provider message id is recorded (a receipt that changed nothing). */
+    async knowsProviderMessage(providerMessageId: string): Promise<boolean> {
+      const row = await db
+        .selectFrom('notification_deliveries')
+        .select('notification_id')
+        .where('provider_message_id', '=', providerMessageId)
+        .limit(1)
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+
     markDelivered: (provider: string | null, providerMessageId: string, at: Date) =>
       markDeliveredGroup({ provider, providerMessageId, at }),
 

@@ -35,6 +35,19 @@ const env = {
   NOTIFY_INBOX_RECEIPT_DELAY_MS: '0',
 };
 let settingsEnv: Record<string, string>;
+let closing = false;
+
+async function deliverReceipt(sid: string) {
+  for (let attempt = 0; attempt < 40 && !closing; attempt++) {
+    await sleep(attempt === 0 ? 10 : 250);
+    const receipt = receiptRequest(secret, sid, new Date());
+    const answer = await fetch(`${appUrl}/api/notifications/receipts/http`, {
+      method: 'POST',
+      ...receipt,
+    }).catch(() => undefined);
+    if (answer?.ok) return;
+  }
+}
 
 before(async () => {
   fake = createServer((request, response) => {
@@ -46,11 +59,9 @@ before(async () => {
       response
         .writeHead(201, { 'content-type': 'application/json' })
         .end(JSON.stringify({ sid, status: 'queued' }));
-      // The carrier confirms a moment later, through the signed receipts webhook.
-      const receipt = receiptRequest(secret, sid, new Date());
-      setTimeout(() => {
-        fetch(`${appUrl}/api/notifications/receipts/http`, { method: 'POST', ...receipt }).catch(() => {});
-      }, 10);
+      // The carrier confirms a moment later, through the signed receipts webhook, and sends the
+      // receipt again while the app answers non-2xx (it may arrive before the send is recorded).
+      void deliverReceipt(sid);
     });
   });
   await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
@@ -62,6 +73,7 @@ before(async () => {
   appUrl = await t.app.listen({ port: 0, host: '127.0.0.1' });
 });
 after(async () => {
+  closing = true;
   await new Promise((resolve) => fake.close(resolve));
   await t.close();
 });

@@ -46,7 +46,7 @@ const inboxSenders = (receiptDelayMs: string, onReceipt?: (id: string) => void) 
     clock: t.clock,
     metrics,
     log: { warn: () => {}, info: () => {}, error: () => {} },
-    onReceipt,
+    onReceipt: onReceipt && ((id) => void onReceipt(id)),
   });
 
 const email = (id: string): OutboundMessage => ({
@@ -165,6 +165,12 @@ test("receipts webhook: a valid signature marks the provider's message delivered
     headers: signReceipt(secret, malformedBody, t.clock.now()),
   });
   assert.equal(malformed.statusCode, 400);
+  // A receipt for a message not recorded (yet: a carrier may report before the send is stored) is
+  // a retryable 404, never a 200 that drops it.
+  const early = await post(receiptRequest(secret, 'p-not-yet', deliveredAt, t.clock.now()));
+  assert.equal(early.statusCode, 404, early.body);
+  assert.equal(early.json().code, 'receipt_message_unknown');
+  assert.equal(early.headers['retry-after'], '2');
   assert.equal((await status()).status, 'sent', 'no refused receipt changed the delivery');
 
   // No API key: the signature is the credential.
@@ -174,6 +180,10 @@ test("receipts webhook: a valid signature marks the provider's message delivered
   const delivered = await status();
   assert.equal(delivered.status, 'delivered');
   assert.equal(delivered.delivered_at, deliveredAt.toISOString());
+  // A repeat of a receipt already applied is received, and changes nothing.
+  const again = await post(receiptRequest(secret, providerMessageId, deliveredAt, t.clock.now()));
+  assert.equal(again.statusCode, 200, again.body);
+  assert.deepEqual(again.json(), { received: true, applied: false });
 });
 
 test('provider selection is validated once at start', () => {

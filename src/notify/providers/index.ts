@@ -24,7 +24,15 @@ export { receiptRequest, signReceipt } from './receipts.ts';
 export { type ProviderRouteDeps, providerRoutes } from './routes.ts';
 
 /** A delivery receipt: the core sets delivered_at of the delivery that got this provider id. */
-export type OnReceipt = (providerMessageId: string, deliveredAt: Date) => void | Promise<void>;
+/**
+ * What a receipt did: marked its message delivered, found it already past `sent`, or found no
+ * message with that id (yet: a carrier may report before the send is recorded). `void`: applied.
+ */
+export type ReceiptOutcome = 'applied' | 'already' | 'unknown';
+export type OnReceipt = (
+  providerMessageId: string,
+  deliveredAt: Date,
+) => ReceiptOutcome | undefined | Promise<ReceiptOutcome | undefined>;
 
 export interface ChannelSendersOptions {
   /** `config.env`: NOTIFY_* provider variables (README.md lists them). */

@@ -13,6 +13,10 @@ export const receiptError = defineErrors({
   receipt_timestamp_stale: { status: 401, title: 'The receipt timestamp is outside the 5-minute window' },
   receipt_malformed: { status: 400, title: 'The receipt is not a delivery receipt' },
   unknown_provider: { status: 404, title: 'No such notification provider' },
+  receipt_message_unknown: {
+    status: 404,
+    title: 'No message with this provider message id has been recorded (yet); send the receipt again later',
+  },
 });
 
 /** `{id, type: 'message.delivered', data: {provider_message_id, delivered_at}}` */

@@ -6,6 +6,7 @@ import { platformError } from '../../platform/errors.ts';
 import { type ProviderSettings, readProviderSettings } from '../settings.ts';
 import type { InboxRow } from '../tables.ts';
 import { inboxRepository } from './inbox.ts';
+import type { OnReceipt } from './index.ts';
 import { receiptError, verifyReceipt } from './receipts.ts';
 
 export interface ProviderRouteDeps {
@@ -13,7 +14,7 @@ export interface ProviderRouteDeps {
   secret?: string;
   db: Db;
   clock: Clock;
-  onReceipt(providerMessageId: string, deliveredAt: Date): void | Promise<void>;
+  onReceipt: OnReceipt;
 }
 
 const tags = ['notifications'];
@@ -133,7 +134,9 @@ const receiptRoute: FastifyPluginAsyncTypebox<{
           'No API key: the signature is the credential, so providers call it without one. ' +
           'Body `{id, type: "message.delivered", data: {provider_message_id, delivered_at?}}`, signed like Standard ' +
           'Webhooks: webhook-id, webhook-timestamp (Unix seconds, within 5 minutes), webhook-signature ' +
-          '"v1,<base64 HMAC-SHA256 of id.timestamp.body>" keyed with NOTIFY_RECEIPT_SECRET. Bad signature → 401.',
+          '"v1,<base64 HMAC-SHA256 of id.timestamp.body>" keyed with NOTIFY_RECEIPT_SECRET. Bad signature → 401. ' +
+          'A message id not recorded yet (a receipt faster than the send it confirms) → 404 ' +
+          '`receipt_message_unknown` with Retry-After: send it again; a repeat of an applied receipt → 200 `applied: false`.',
         params: Type.Object({ provider: Type.String({ maxLength: 20 }) }),
         response: { 200: Type.Object({ received: Type.Boolean(), applied: Type.Boolean() }) },
       },
@@ -147,8 +150,11 @@ const receiptRoute: FastifyPluginAsyncTypebox<{
       const receipt = verifyReceipt(settings.receiptSecret, request.body, request.headers, now);
       if (receipt.type !== 'message.delivered') return { received: true, applied: false };
       const at = receipt.data.delivered_at ? new Date(receipt.data.delivered_at) : now;
-      await onReceipt(receipt.data.provider_message_id, at);
-      return { received: true, applied: true };
+      const outcome = (await onReceipt(receipt.data.provider_message_id, at)) ?? 'applied';
+      // A carrier may report before the send is recorded: a non-2xx makes it send the receipt again.
+      if (outcome === 'unknown')
+        throw receiptError('receipt_message_unknown', { headers: { 'Retry-After': '2' } });
+      return { received: true, applied: outcome === 'applied' };
     },
   );
 };
