@@ -23,10 +23,9 @@ let adapters: TestAdapters;
 let api: PaymentsApi;
 let logs = '';
 const clock = createTestClock();
-const config = testConfig({ PAYMENT_TIMEOUT_MS: '50', LOG_LEVEL: 'trace' });
+const config = testConfig({ PAYMENT_TIMEOUT_MS: '50', LOG_LEVEL: 'trace', LOG_REQUESTS: 'true' });
 
 before(async () => {
-  process.env.LOG_REQUESTS = 'true';
   adapters = await createTestAdapters(config, clock);
   const stream = new Writable({
     write(chunk, _encoding, done) {

@@ -14,11 +14,9 @@ const PASSWORD = 'secret-password-0815';
 let app: App;
 let adapters: TestAdapters;
 let logs = '';
-const before_ = process.env.LOG_REQUESTS;
 
 before(async () => {
-  process.env.LOG_REQUESTS = 'true';
-  const config = testConfig({}, ['paste', 'booking']);
+  const config = testConfig({ LOG_REQUESTS: 'true' }, ['paste', 'booking']);
   adapters = await createTestAdapters(config);
   const stream = new Writable({
     write(chunk, _encoding, done) {
@@ -32,8 +30,6 @@ before(async () => {
   await app.ready();
 });
 after(async () => {
-  if (before_ === undefined) delete process.env.LOG_REQUESTS;
-  else process.env.LOG_REQUESTS = before_;
   await app.close();
   await adapters.close();
 });
