@@ -23,10 +23,10 @@ describe('errors from a catalogue', () => {
     );
   });
 
-  test('an error has the stack trace of where it was made', () => {
-    assert.match(String(err('seats_unavailable').stack), /\n\s+at .*errors\.test\.ts/);
+  test('a failure (5xx) has the stack trace of where it was made; a refusal (4xx) records none', () => {
     assert.match(String(err('broken').stack), /\n\s+at .*errors\.test\.ts/);
     assert.match(String(platformError('internal_error').stack), /\n\s+at /);
-    assert.match(String(new Error('plain').stack), /\n\s+at /);
+    assert.equal(err('seats_unavailable').stack, undefined);
+    assert.equal(String(err('seats_unavailable', 'Seat C7 is taken')), 'AppError: Seat C7 is taken');
   });
 });

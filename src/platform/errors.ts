@@ -16,8 +16,18 @@ export interface ErrorOptions {
   cause?: unknown;
 }
 
-export class AppError extends Error {
-  override name = 'AppError';
+/**
+ * A refusal (4xx) or a failure (5xx) with its code. Made the way @fastify/error makes Fastify's own
+ * errors: an Error by prototype (`instanceof Error`, so Fastify and pino treat it as one) whose
+ * constructor does not run Error's, because that one records a stack trace every time, and a
+ * refusal is an answer, not a fault: on a hot refusal path (a sold-out show's 409s) recording
+ * the stack was the costliest step of the request. Failures still record theirs.
+ */
+export class AppError {
+  name = 'AppError';
+  readonly message: string;
+  declare stack?: string;
+  readonly cause?: unknown;
   readonly code: string;
   readonly status: number;
   readonly title: string;
@@ -25,14 +35,17 @@ export class AppError extends Error {
   readonly headers: Record<string, string>;
 
   constructor(code: string, spec: ErrorSpec, options: ErrorOptions = {}) {
-    super(options.detail ?? spec.title, { cause: options.cause });
+    this.message = options.detail ?? spec.title;
+    if (options.cause !== undefined) this.cause = options.cause;
     this.code = code;
     this.status = spec.status;
     this.title = spec.title;
     this.extras = options.extras ?? {};
     this.headers = options.headers ?? {};
+    if (spec.status >= 500) Error.captureStackTrace(this, AppError);
   }
 }
+Object.setPrototypeOf(AppError.prototype, Error.prototype);
 
 export type ErrorFactory<C extends Record<string, ErrorSpec>> = ((
   code: keyof C & string,
