@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { actingUser, isStaff } from '../platform/auth/caller.ts';
 import { platformError } from '../platform/errors.ts';
 import { setRateLimitHeaders } from '../platform/ratelimit/headers.ts';
-import type { RateLimiter, RatePolicy } from '../platform/ratelimit/index.ts';
+import type { RateDecision, RateLimiter, RatePolicy } from '../platform/ratelimit/index.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -34,16 +34,21 @@ export function ownerScope(request: FastifyRequest): string | undefined {
 
 /**
  * onRequest hook counting a request against its client address (after the auth hook, before the
- * body is read): RateLimit headers on every answer, 429 past the policy.
+ * body is read): RateLimit headers on every answer, 429 past the policy. Callback style, so a
+ * limiter whose counters are in this process decides without a promise.
  */
 export function perAddress(limiter: RateLimiter, policy: RatePolicy, what: string) {
-  return async (request: FastifyRequest, reply: FastifyReply) => {
-    const decision = await limiter.consume(policy, `ip:${request.ip}`);
+  const answer = (reply: FastifyReply, decision: RateDecision) => {
     setRateLimitHeaders(reply, policy, decision);
-    if (!decision.allowed) {
-      throw platformError('rate_limited', {
-        detail: `At most ${policy.points} ${what} per ${policy.durationSec} s from one address`,
-      });
-    }
+    if (decision.allowed) return undefined;
+    return platformError('rate_limited', {
+      detail: `At most ${policy.points} ${what} per ${policy.durationSec} s from one address`,
+    });
+  };
+  return (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
+    const key = `ip:${request.ip}`;
+    const now = limiter.consumeNow?.(policy, key);
+    if (now !== undefined) return done(answer(reply, now));
+    limiter.consume(policy, key).then((decision) => done(answer(reply, decision)), done);
   };
 }

@@ -1,4 +1,3 @@
-import { LRUCache } from 'lru-cache';
 import { platformError } from '../errors.ts';
 import { signature, signatureMatches } from '../signing.ts';
 
@@ -15,13 +14,16 @@ export interface UserTokens {
 }
 
 const PURPOSE = 'user';
+/** Tokens kept proven: a user's next requests skip the HMAC. */
+const PROVEN_MAX = 50_000;
 const TOKEN = /^Bearer\s+UT1\.([A-Za-z0-9_-]{1,64})\.([\w-]{43})\s*$/i;
 
 export function createUserTokens(secret: string): UserTokens {
   // Tokens already proven, by their exact text: a user's requests come one after another, and the
   // HMAC is the dearest step of a request's credential check. Only a token that passed is kept, so
-  // a lookup tells a caller nothing it did not send itself.
-  const proven = new LRUCache<string, string>({ max: 50_000 });
+  // a lookup tells a caller nothing it did not send itself. Oldest first out (a Map keeps insertion
+  // order): a lookup then costs one Map read, where an LRU would also reorder its list.
+  const proven = new Map<string, string>();
   const userOf = (authorization: string | undefined) => {
     if (authorization === undefined) return undefined;
     const known = proven.get(authorization);
@@ -33,6 +35,7 @@ export function createUserTokens(secret: string): UserTokens {
         headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
       });
     }
+    if (proven.size >= PROVEN_MAX) proven.delete(proven.keys().next().value!);
     proven.set(authorization, match[1]);
     return match[1];
   };

@@ -7,7 +7,18 @@ import type { RateDecision, RatePolicy } from './index.ts';
  */
 export function setRateLimitHeaders(reply: FastifyReply, policy: RatePolicy, decision: RateDecision): void {
   const resetSec = Math.ceil(decision.resetMs / 1000);
-  reply.header('RateLimit-Policy', `"${policy.name}";q=${policy.points};w=${policy.durationSec}`);
+  reply.header('RateLimit-Policy', policyHeader(policy));
   reply.header('RateLimit', `"${policy.name}";r=${decision.remaining};t=${resetSec}`);
   if (!decision.allowed) reply.header('Retry-After', String(Math.max(1, resetSec)));
+}
+
+/** A policy's header, written once per policy (policies are long-lived objects of the settings). */
+const policyHeaders = new WeakMap<RatePolicy, string>();
+function policyHeader(policy: RatePolicy): string {
+  let header = policyHeaders.get(policy);
+  if (header === undefined) {
+    header = `"${policy.name}";q=${policy.points};w=${policy.durationSec}`;
+    policyHeaders.set(policy, header);
+  }
+  return header;
 }

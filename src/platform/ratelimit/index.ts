@@ -1,7 +1,11 @@
 import type { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { createGroup } from '../db/group.ts';
 import { createConsumeMany } from '../perf/redis-consume-many.ts';
+
+import { windowExpiryMs } from './memory.ts';
+
+export { createMemoryRateLimiter } from './memory.ts';
 
 export interface RatePolicy {
   /** Unique name; it prefixes the stored counters. */
@@ -28,22 +32,14 @@ export interface RateLimiter {
   readonly kind: 'memory' | 'redis';
   /** Spends `points` for `key`; refused when the window has fewer left (nothing is spent then). */
   consume(policy: RatePolicy, key: string, points?: number): Promise<RateDecision>;
+  /** `consume` decided at once, when the counters are in this process (the memory limiter). */
+  consumeNow?(policy: RatePolicy, key: string, points?: number): RateDecision;
   /** What is left for `key` without spending anything. */
   peek(policy: RatePolicy, key: string): Promise<RateDecision>;
   /** Gives points back, e.g. when the work they paid for was refused further on. */
   refund(policy: RatePolicy, key: string, points?: number): Promise<void>;
   ping(): Promise<void>;
   close(): Promise<void>;
-}
-
-type Flexible = RateLimiterMemory | RateLimiterRedis;
-
-export function createMemoryRateLimiter(): RateLimiter {
-  return wrap(
-    'memory',
-    limiterCache((policy) => new RateLimiterMemory(options(policy))),
-    async () => {},
-  );
 }
 
 interface Spend {
@@ -102,17 +98,14 @@ export function createRedisRateLimiter(redis: Redis, prefix: string): RateLimite
   };
 }
 
-/** A caller's window as its counter's expiry: whole ms, at least 1 (an expiry of 0 would keep it forever). */
-function windowExpiryMs(resetInMs: number): number {
-  return Math.max(1, Math.ceil(resetInMs));
-}
-
 function options(policy: RatePolicy) {
   return { keyPrefix: policy.name, points: policy.points, duration: policy.durationSec };
 }
 
 /** One rate-limiter-flexible limiter per policy (name, points and duration). */
-function limiterCache<L extends Flexible>(make: (policy: RatePolicy) => L): (policy: RatePolicy) => L {
+function limiterCache<L extends RateLimiterRedis>(
+  make: (policy: RatePolicy) => L,
+): (policy: RatePolicy) => L {
   const limiters = new Map<string, L>();
   return (policy) => {
     const id = `${policy.name}:${policy.points}:${policy.durationSec}`;
@@ -126,8 +119,8 @@ function limiterCache<L extends Flexible>(make: (policy: RatePolicy) => L): (pol
 }
 
 function wrap(
-  kind: 'memory' | 'redis',
-  limiterFor: (policy: RatePolicy) => Flexible,
+  kind: 'redis',
+  limiterFor: (policy: RatePolicy) => RateLimiterRedis,
   ping: () => Promise<void>,
 ): RateLimiter {
   const decision = (policy: RatePolicy, res: RateLimiterRes | null, allowed: boolean): RateDecision => ({
