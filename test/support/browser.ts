@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { dropNamespace, realServices, uniqueName } from './platform.ts';
 
@@ -125,6 +126,46 @@ export async function startServer(env: Record<string, string> = {}): Promise<Run
       if (namespace) await dropNamespace({ ...realServices, namespace }, schema || undefined);
       else if (schema)
         await dropNamespace({ databaseUrl: realServices.databaseUrl, namespace: 'none' }, schema);
+    },
+  };
+}
+
+/** A browser test file's shared app and Chromium, started before its tests and stopped after. */
+export interface BrowserSuite {
+  /** Why the file's tests are skipped (no Chromium), or false. */
+  skip: string | false;
+  readonly server: RunningServer;
+  readonly browser: Browser;
+}
+
+/**
+ * Registers the file's `before` (start the app with `env`, then Chromium) and `after` (close both).
+ * `env` may be a function, for settings made in `before` (a lot file, a fake carrier's address).
+ */
+export function browserSuite(
+  env: Record<string, string> | (() => Promise<Record<string, string>> | Record<string, string>) = {},
+): BrowserSuite {
+  const skip = browserSkipReason();
+  let server: RunningServer | undefined;
+  let browser: Browser | undefined;
+  before(async () => {
+    if (skip) return;
+    server = await startServer(typeof env === 'function' ? await env() : env);
+    browser = await launchBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+  return {
+    skip,
+    get server() {
+      if (!server) throw new Error('the server starts in before()');
+      return server;
+    },
+    get browser() {
+      if (!browser) throw new Error('the browser starts in before()');
+      return browser;
     },
   };
 }

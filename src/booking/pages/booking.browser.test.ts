@@ -1,39 +1,22 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
-import {
-  browserSkipReason,
-  launchBrowser,
-  type RunningServer,
-  screenshot,
-  startServer,
-} from '../../../test/support/browser.ts';
+import { test } from 'node:test';
+import type { Page } from 'playwright-core';
+import { browserSuite, screenshot } from '../../../test/support/browser.ts';
 
 /**
  * The whole path in a real browser on the real app (demo catalogue): search with autocomplete,
  * a movie's shows, the seat map, hold with countdown, pay with the success card, the QR code;
  * a second browser sees the seats taken; the waiting room of the hot show.
  */
-const skip = browserSkipReason();
-let server: RunningServer;
-let browser: Browser;
+const suite = // One admission at a time, so the waiting room test can show a place in line.
+  browserSuite({ BOOKING_QUEUE_CAPACITY: '1' });
+const { skip } = suite;
 const errors: string[] = [];
-
-before(async () => {
-  if (skip) return;
-  // One admission at a time, so the waiting room test can show a place in line.
-  server = await startServer({ BOOKING_QUEUE_CAPACITY: '1' });
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
 
 /** JSON from the app; a body makes it a POST. */
 async function api<T>(path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
-  const response = await fetch(`${server.url}${path}`, {
+  const response = await fetch(`${suite.server.url}${path}`, {
     method: body === undefined ? 'GET' : 'POST',
     headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -42,7 +25,7 @@ async function api<T>(path: string, body?: unknown, headers: Record<string, stri
 }
 
 async function newPage(): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+  const context = await suite.browser.newContext({ viewport: { width: 1100, height: 900 } });
   const page = await context.newPage();
   page.on('pageerror', (error) => errors.push(error.message));
   page.on('response', (response) => {
@@ -58,7 +41,7 @@ test('search, pick two seats, hold, pay with the test card, see the QR; another 
   skip,
 }, async () => {
   const page = await newPage();
-  await page.goto(`${server.url}/movies`);
+  await page.goto(`${suite.server.url}/movies`);
   assert.equal(await page.title(), 'Movies · Four Services');
   await page.fill('#q', 'orbt of');
   const suggestion = page.locator('#suggestions li a').first();
@@ -123,7 +106,7 @@ test('search, pick two seats, hold, pay with the test card, see the QR; another 
   assert.ok(refused >= 0, 'its read of the booking was refused');
   errors.splice(refused, 1);
 
-  await page.goto(`${server.url}/my-bookings`);
+  await page.goto(`${suite.server.url}/my-bookings`);
   await page.locator('#my-bookings li.card').first().waitFor();
   assert.equal(await page.locator('#my-bookings li.card').count(), 1);
   await screenshot(page, 'booking-my-bookings');
@@ -153,7 +136,7 @@ test('a hot show: the waiting room shows the place in line live and admits when 
   assert.equal(admitted.status, 'ADMITTED');
 
   const page = await newPage();
-  await page.goto(`${server.url}/shows/${hotShow}`);
+  await page.goto(`${suite.server.url}/shows/${hotShow}`);
   await page.waitForURL(/\/queue$/);
   await page.locator('#position', { hasText: '#1' }).waitFor();
   assert.match((await page.textContent('#wait')) ?? '', /about 10 minutes/);

@@ -1,15 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import { after, before, test } from 'node:test';
-import type { Browser } from 'playwright-core';
-import {
-  browserSkipReason,
-  launchBrowser,
-  type RunningServer,
-  screenshot,
-  startServer,
-} from '../../../test/support/browser.ts';
+import { after, test } from 'node:test';
+import { browserSuite, screenshot } from '../../../test/support/browser.ts';
 
 /**
  * Every notification page in Chromium against the real server (`npm start` with no credentials
@@ -18,17 +11,13 @@ import {
  * lands in the dev inbox, the SMS goes to a local fake of the carrier's API that refuses the number
  * until the test lets it through, so it becomes a dead letter that the dead-letters page re-drives.
  */
-const skip = browserSkipReason();
 const SERVICE = { 'x-api-key': 'dev-service-key', 'content-type': 'application/json' };
 const ADMIN = { 'x-admin-key': 'dev-admin-key', 'content-type': 'application/json' };
-let server: RunningServer;
-let browser: Browser;
-let carrier: Server;
+let carrier: Server | undefined;
 let carrierRefuses = true;
 
-before(async () => {
-  if (skip) return;
-  carrier = createServer((request, response) => {
+const suite = browserSuite(async () => {
+  const fake = createServer((request, response) => {
     request.resume();
     request.on('end', () => {
       if (carrierRefuses) {
@@ -41,25 +30,24 @@ before(async () => {
         .end(JSON.stringify({ sid: `SM${randomUUID().slice(0, 8)}`, status: 'queued' }));
     });
   });
-  await new Promise<void>((resolve) => carrier.listen(0, '127.0.0.1', resolve));
-  server = await startServer({
+  carrier = fake;
+  await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
+  return {
     SERVICES: 'notify',
     NOTIFY_SMS_PROVIDER: 'http',
-    NOTIFY_SMS_URL: `http://127.0.0.1:${(carrier.address() as { port: number }).port}`,
+    NOTIFY_SMS_URL: `http://127.0.0.1:${(fake.address() as { port: number }).port}`,
     NOTIFY_SMS_ACCOUNT_SID: 'AC1',
     NOTIFY_SMS_AUTH_TOKEN: 'token',
     NOTIFY_SMS_FROM: '+15005550000',
-  });
-  browser = await launchBrowser();
+  };
 });
+const { skip } = suite;
 after(async () => {
-  await browser?.close();
-  await server?.stop();
-  if (carrier) await new Promise((resolve) => carrier.close(resolve));
+  if (carrier) await new Promise((resolve) => carrier?.close(resolve));
 });
 
 async function api(method: string, path: string, headers: Record<string, string>, body?: unknown) {
-  const response = await fetch(`${server.url}${path}`, {
+  const response = await fetch(`${suite.server.url}${path}`, {
     method,
     headers,
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -102,9 +90,9 @@ test('landing, dev inbox, a timeline, dead letters and preferences, end to end',
   });
 
   const errors: string[] = [];
-  const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+  const page = await suite.browser.newPage({ viewport: { width: 1200, height: 900 } });
   page.on('pageerror', (error) => errors.push(error.message));
-  assert.equal((await page.goto(`${server.url}/notify`))?.status(), 200);
+  assert.equal((await page.goto(`${suite.server.url}/notify`))?.status(), 200);
   await page.click('a[href="/notify/inbox"]');
   // The inbox shows everyone's messages: development signs the admin in by itself, and says so.
   await page.waitForURL(/\/notify\/inbox$/);
@@ -159,21 +147,21 @@ test('landing, dev inbox, a timeline, dead letters and preferences, end to end',
 
   // The carrier takes the number now: the dead letter goes again from its page.
   carrierRefuses = false;
-  await page.goto(`${server.url}/notify`);
+  await page.goto(`${suite.server.url}/notify`);
   await page.click('a[href="/notify/dead-letters"]');
   const row = page.locator('[data-dead-letters] tr', { hasText: sent.id });
   await row.locator('button', { hasText: 'Redrive' }).click();
   await page.waitForURL(/redriven=/);
   assert.match((await page.locator('[role=status]').textContent()) ?? '', /Re-driven: notifications\.sms:/);
   await screenshot(page, 'notify-dead-letters');
-  await page.goto(`${server.url}/notify/notifications/${sent.id}`);
+  await page.goto(`${suite.server.url}/notify/notifications/${sent.id}`);
   for (let i = 0; i < 50 && (await sms.locator('[data-status]').textContent()) !== 'sent'; i++) {
     await page.waitForTimeout(200);
     await page.reload();
   }
   assert.equal(await sms.locator('[data-status]').textContent(), 'sent');
 
-  await page.goto(`${server.url}/notify`);
+  await page.goto(`${suite.server.url}/notify`);
   await page.fill('[data-preferences-lookup] input[name="user"]', user);
   await page.click('[data-preferences-lookup] button');
   await page.waitForURL(`**/notify/users/${user}/preferences`);

@@ -1,22 +1,11 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
-import {
-  browserSkipReason,
-  launchBrowser,
-  type RunningServer,
-  screenshot,
-  startServer,
-} from '../../../test/support/browser.ts';
+import { test } from 'node:test';
+import type { Page } from 'playwright-core';
+import { browserSuite, screenshot } from '../../../test/support/browser.ts';
 import { lotJson, writeLot } from '../../../test/support/parking.ts';
 import { TEST_CARDS } from '../../payments/api.ts';
 
-const skip = browserSkipReason();
-let server: RunningServer;
-let browser: Browser;
-
-before(async () => {
-  if (skip) return;
+const suite = browserSuite(() => {
   const lot = lotJson({
     name: 'Harbour Street Car Park',
     floors: [
@@ -28,13 +17,9 @@ before(async () => {
       { floor: 1, name: 'Level 1', spots: { COMPACT: 3, LARGE: 1 } },
     ],
   });
-  server = await startServer({ SERVICES: 'parking', PARKING_LOT_CONFIG: writeLot(lot) });
-  browser = await launchBrowser();
+  return { SERVICES: 'parking', PARKING_LOT_CONFIG: writeLot(lot) };
 });
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+const { skip } = suite;
 
 const count = (page: Page, board: string, type: string) =>
   page.locator(`[data-board="${board}"] [data-type="${type}"] [data-free]`);
@@ -52,9 +37,9 @@ test('display boards update live as a car enters at the entry panel and leaves a
 }, async () => {
   const errors: string[] = [];
   const open = async (path: string) => {
-    const page = await browser.newPage({ viewport: { width: 1100, height: 800 } });
+    const page = await suite.browser.newPage({ viewport: { width: 1100, height: 800 } });
     page.on('pageerror', (error) => errors.push(`${path}: ${error.message}`));
-    const response = await page.goto(`${server.url}${path}`);
+    const response = await page.goto(`${suite.server.url}${path}`);
     assert.equal(response?.status(), 200, path);
     return page;
   };

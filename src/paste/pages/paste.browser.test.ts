@@ -1,28 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import type { Browser } from 'playwright-core';
-import {
-  browserSkipReason,
-  launchBrowser,
-  type RunningServer,
-  screenshot,
-  startServer,
-} from '../../../test/support/browser.ts';
+import { test } from 'node:test';
+import { browserSuite, screenshot } from '../../../test/support/browser.ts';
 
-const skip = browserSkipReason();
-let server: RunningServer;
-let browser: Browser;
-
-before(async () => {
-  if (skip) return;
-  // TEST_CLOCK lets the test move the server's clock past the paste's expiry instead of waiting.
-  server = await startServer({ TEST_CLOCK: '1' });
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+const suite = // TEST_CLOCK lets the test move the server's clock past the paste's expiry instead of waiting.
+  browserSuite({ TEST_CLOCK: '1' });
+const { skip } = suite;
 
 const CODE = `interface Order {
   id: string;
@@ -36,12 +18,12 @@ export function largest(orders: Order[]): Order | undefined {
 `;
 
 test('create a paste on the page, open it highlighted, copy it, and see it expire', { skip }, async () => {
-  const context = await browser.newContext({ permissions: ['clipboard-read', 'clipboard-write'] });
+  const context = await suite.browser.newContext({ permissions: ['clipboard-read', 'clipboard-write'] });
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('pageerror', (error) => errors.push(error.message));
 
-  await page.goto(`${server.url}/`);
+  await page.goto(`${suite.server.url}/`);
   assert.equal(await page.locator('h1').textContent(), 'New paste');
   await page.fill('textarea[name="content"]', CODE);
   await page.selectOption('select[name="syntax"]', 'typescript');
@@ -51,7 +33,7 @@ test('create a paste on the page, open it highlighted, copy it, and see it expir
 
   await page.waitForSelector('.paste-url');
   const url = (await page.locator('.paste-url').getAttribute('href')) ?? '';
-  assert.match(url, new RegExp(`^${server.url}/[0-9A-Za-z]{6}$`));
+  assert.match(url, new RegExp(`^${suite.server.url}/[0-9A-Za-z]{6}$`));
   assert.match((await page.locator('.delete-token').textContent()) ?? '', /^dt_/);
   await screenshot(page, 'paste-created');
 
@@ -73,7 +55,7 @@ test('create a paste on the page, open it highlighted, copy it, and see it expir
   assert.equal(raw.status(), 200);
   assert.equal(await raw.text(), CODE);
 
-  const moved = await fetch(`${server.url}/test/clock`, {
+  const moved = await fetch(`${suite.server.url}/test/clock`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ advance_ms: 601_000 }),
@@ -84,7 +66,7 @@ test('create a paste on the page, open it highlighted, copy it, and see it expir
   assert.equal(await page.locator('h1').textContent(), 'Paste expired');
   await screenshot(page, 'paste-expired');
 
-  const missing = await page.goto(`${server.url}/zzzzzz`);
+  const missing = await page.goto(`${suite.server.url}/zzzzzz`);
   assert.equal(missing?.status(), 404);
   assert.equal(await page.locator('h1').textContent(), 'Paste not found');
   assert.deepEqual(errors, []);
@@ -92,13 +74,13 @@ test('create a paste on the page, open it highlighted, copy it, and see it expir
 });
 
 test('a password-protected paste asks for the password in the browser', { skip }, async () => {
-  const created = await fetch(`${server.url}/api/v1/paste`, {
+  const created = await fetch(`${suite.server.url}/api/v1/paste`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ content: 'SELECT secret FROM vault;\n', syntax: 'sql', password: 'open sesame' }),
   });
   const { url } = (await created.json()) as { url: string };
-  const page = await browser.newPage();
+  const page = await suite.browser.newPage();
   const asked = await page.goto(url);
   assert.equal(asked?.status(), 401);
   await page.fill('input[name="password"]', 'wrong');

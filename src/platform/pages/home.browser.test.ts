@@ -1,33 +1,15 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import type { Browser } from 'playwright-core';
-import {
-  browserSkipReason,
-  launchBrowser,
-  type RunningServer,
-  screenshot,
-  startServer,
-} from '../../../test/support/browser.ts';
+import { test } from 'node:test';
+import { browserSuite, screenshot } from '../../../test/support/browser.ts';
 
-const skip = browserSkipReason();
-let server: RunningServer;
-let browser: Browser;
-
-before(async () => {
-  if (skip) return;
-  server = await startServer();
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+const suite = browserSuite();
+const { skip } = suite;
 
 test('the home page links the four services and the API docs, and every link opens', { skip }, async () => {
-  const page = await browser.newPage();
+  const page = await suite.browser.newPage();
   const errors: string[] = [];
   page.on('pageerror', (error) => errors.push(error.message));
-  const response = await page.goto(server.url);
+  const response = await page.goto(suite.server.url);
   assert.equal(response?.status(), 200);
   assert.equal(await page.title(), 'Home · Four Services');
   const links = await page
@@ -41,10 +23,10 @@ test('the home page links the four services and the API docs, and every link ope
   }
   await screenshot(page, 'platform-home');
   for (const href of new Set(hrefs.filter((h): h is string => !!h && h.startsWith('/')))) {
-    const opened = await page.goto(`${server.url}${href}`);
+    const opened = await page.goto(`${suite.server.url}${href}`);
     assert.ok(opened && opened.status() < 400, `${href} answered ${opened?.status()}`);
   }
-  await page.goto(`${server.url}/docs`);
+  await page.goto(`${suite.server.url}/docs`);
   await page.waitForSelector('.swagger-ui', { timeout: 15_000 });
   await screenshot(page, 'platform-docs');
   assert.deepEqual(errors, []);
