@@ -138,7 +138,8 @@ export interface Round {
   busyShare: number;
 }
 
-export async function startSystem(options: { warmup: number; concurrency: number }) {
+/** `cwd`: another checkout's code for the API and workers (A/B against an earlier commit). */
+export async function startSystem(options: { warmup: number; concurrency: number; cwd?: string }) {
   const database = await createBenchDatabase(BENCH_SERVICES.postgres);
   const namespace = `notifydeliver_${Date.now()}`;
   const env = (role: string) => notifyProcessEnv(role, namespace, database.url);
@@ -248,7 +249,10 @@ export async function startSystem(options: { warmup: number; concurrency: number
     // The first process migrates; the others start once it is up.
     for (const role of ['api', 'worker', 'worker', 'scheduler']) {
       // BENCH_PROFILE_DIR=/tmp/prof: the API and each worker write a CPU profile there when they stop.
-      const { child, base } = await startBenchApp(env(role), { profile: role !== 'scheduler' });
+      const { child, base } = await startBenchApp(env(role), {
+        profile: role !== 'scheduler',
+        cwd: options.cwd,
+      });
       processes.push(child);
       if (role === 'api') api = base;
     }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
+import { resolve } from 'node:path';
 import { AckPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import type { AcceptedSnapshot } from '../src/notify/notifications/outbox.ts';
@@ -141,6 +142,8 @@ async function main() {
   const rounds = numberFlag('rounds', 5);
   const concurrency = numberFlag('concurrency', 64);
   const deliverAfterAccept = process.argv.includes('--deliver-after-accept');
+  // `--checkout=DIR`: run that checkout's API and workers (A/B: one run per side, alternately).
+  const checkout = process.argv.find((arg) => arg.startsWith('--checkout='))?.slice('--checkout='.length);
   console.log(
     `notify-deliver: ${rounds} rounds of ${messages} messages, ${concurrency} concurrent senders, ${cpus().length} cores; ` +
       'baseline: bare JetStream publish → consume → ack; system: 1 API + 2 workers + 1 scheduler on PostgreSQL + Redis + NATS',
@@ -148,7 +151,7 @@ async function main() {
   // Both sides warm up untimed: the baseline with a run of `warmup` messages, the system with
   // `warmup` notifications accepted and delivered.
   if (warmup > 0) await bareJetStream(warmup, concurrency);
-  const system = await startSystem({ warmup, concurrency });
+  const system = await startSystem({ warmup, concurrency, cwd: checkout && resolve(checkout) });
   const baselines: Awaited<ReturnType<typeof bareJetStream>>[] = [];
   const results: Round[] = [];
   try {

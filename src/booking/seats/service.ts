@@ -3,7 +3,7 @@ import type { Clock } from '../../platform/clock.ts';
 import { platformError } from '../../platform/errors.ts';
 import { uuidv7 } from '../../platform/ids.ts';
 import type { CatalogueService } from '../catalogue/service.ts';
-import type { ShowInfo } from '../catalogue/shapes.ts';
+import type { Layout, ShowInfo } from '../catalogue/shapes.ts';
 import { err } from '../errors.ts';
 import { fromMinor, seatPrice } from '../money.ts';
 import type { BookingSettings } from '../settings.ts';
@@ -100,6 +100,35 @@ export function createSeatsService(deps: {
     if (new Date(show.show_time).getTime() <= now.getTime()) throw err('show_started');
   }
 
+  /** A hot show's holds need the waiting room's admission token, for this show and user, in time. */
+  function assertAdmitted(showId: string, userId: string, token: string | undefined, now: Date) {
+    if (token && admissionValid(token, showId, userId, now)) return;
+    throw err('admission_required', {
+      detail: token
+        ? 'The admission token is not valid for this show and user, or its time is up; join the queue again'
+        : 'This show is in high demand: join the waiting room and hold with the admission token it gives you',
+      extras: { queue_url: `/api/v1/shows/${showId}/queue` },
+    });
+  }
+
+  /** The screen's seats of these labels (upper case), each named once; 400 or 422 otherwise. */
+  function seatsOf(layout: Layout, labels: string[]) {
+    if (new Set(labels).size !== labels.length) {
+      throw platformError('validation_failed', {
+        detail: 'body.seat_ids must not name a seat twice',
+        extras: { errors: [{ field: 'body.seat_ids', message: 'must not name a seat twice' }] },
+      });
+    }
+    const unknown = labels.filter((label) => !layout.byLabel.has(label));
+    if (unknown.length > 0) {
+      throw err('unknown_seats', {
+        detail: `No seat ${unknown.join(', ')} on this screen`,
+        extras: { seats: unknown },
+      });
+    }
+    return labels.map((label) => layout.byLabel.get(label)!);
+  }
+
   return {
     seatsChanged,
 
@@ -144,33 +173,10 @@ export function createSeatsService(deps: {
       const now = clock.now();
       const show = await catalogue.showInfo(showId);
       assertOpen(show, now);
-      if (show.is_hot) {
-        const token = request.admission_token;
-        if (!token || !admissionValid(token, showId, userId, now)) {
-          throw err('admission_required', {
-            detail: token
-              ? 'The admission token is not valid for this show and user, or its time is up; join the queue again'
-              : 'This show is in high demand: join the waiting room and hold with the admission token it gives you',
-            extras: { queue_url: `/api/v1/shows/${showId}/queue` },
-          });
-        }
-      }
+      if (show.is_hot) assertAdmitted(showId, userId, request.admission_token, now);
       const labels = request.seat_ids.map((label) => label.toUpperCase());
-      if (new Set(labels).size !== labels.length) {
-        throw platformError('validation_failed', {
-          detail: 'body.seat_ids must not name a seat twice',
-          extras: { errors: [{ field: 'body.seat_ids', message: 'must not name a seat twice' }] },
-        });
-      }
       const layout = await catalogue.layout(show.screen_id);
-      const unknown = labels.filter((label) => !layout.byLabel.has(label));
-      if (unknown.length > 0) {
-        throw err('unknown_seats', {
-          detail: `No seat ${unknown.join(', ')} on this screen`,
-          extras: { seats: unknown },
-        });
-      }
-      const seats = labels.map((label) => layout.byLabel.get(label)!);
+      const seats = seatsOf(layout, labels);
       const seatIds = seats.map((seat) => seat.id);
       const refuse = (takenIds: string[]) => {
         const taken = takenIds.map((id) => layout.byId.get(id)?.label ?? id);
