@@ -44,17 +44,19 @@ export const notifyPages: FastifyPluginAsyncTypebox<NotifyPagesDeps> = async (ap
     reply.page('/notify/pages/index', { ...common, title: 'Notifications' }),
   );
 
+  /** The dev inbox's filter: one user, one channel. */
+  const inboxFilter = {
+    user: Type.Optional(Type.String({ maxLength: 64 })),
+    channel: Type.Optional(ChannelFilter),
+  };
+
   app.get(
     '/notify/inbox',
     {
       config: staff,
       schema: {
         ...hide,
-        querystring: Type.Object({
-          user: Type.Optional(Type.String({ maxLength: 64 })),
-          channel: Type.Optional(ChannelFilter),
-          message: Type.Optional(Type.String({ format: 'uuid' })),
-        }),
+        querystring: Type.Object({ ...inboxFilter, message: Type.Optional(Type.String({ format: 'uuid' })) }),
       },
     },
     async (request, reply) => {
@@ -88,10 +90,7 @@ export const notifyPages: FastifyPluginAsyncTypebox<NotifyPagesDeps> = async (ap
       config: staff,
       schema: {
         ...hide,
-        querystring: Type.Object({
-          user: Type.Optional(Type.String({ maxLength: 64 })),
-          channel: Type.Optional(ChannelFilter),
-        }),
+        querystring: Type.Object(inboxFilter),
       },
     },
     async (request, reply) => {

@@ -1,4 +1,4 @@
-import { createHash, createHmac } from 'node:crypto';
+import { createHmac, hash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import { callerId } from '../auth/caller.ts';
@@ -201,7 +201,7 @@ function scopeOf(request: FastifyRequest, config: IdempotencyRouteConfig): strin
   const caller = callerId(request.caller);
   const principal = config.principal?.(request) ?? '';
   if (caller === 'public' && !principal) return config.scope;
-  return `${config.scope}:${createHash('sha256').update(`${caller}\n${principal}`).digest('base64url').slice(0, 22)}`;
+  return `${config.scope}:${hash('sha256', `${caller}\n${principal}`, 'base64url').slice(0, 22)}`;
 }
 
 function requestHash(request: FastifyRequest, hashKey: string): string {
