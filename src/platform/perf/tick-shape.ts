@@ -10,7 +10,7 @@ import { AsyncLocalStorage, executionAsyncResource } from 'node:async_hooks';
  * Start-up (PGlite) runs full GCs while no tick is queued, V8 frees the tick object's maps as
  * unused, the next tick builds new ones, and every nextTick after that takes the slow path.
  * Fastify, pino and streams queue several ticks per request. An A/B run of the hello scenario
- * without this module showed it worth more than the 10 % a hack must earn.
+ * without this module showed it worth more than a hack must earn (bench/README.md).
  *
  * What it assumes (Node's tick object and V8's map collection, checked by tick-shape.test.ts
  * through %DebugPrint): holding one tick object (the async resource of a tick callback) keeps

@@ -5,8 +5,8 @@ import { constants, createZstdCompress, type ZstdOptions, zstdCompressSync } fro
  *
  * Why: `zlib.zstdCompressSync` builds a stream, a native context and its match tables on every
  * call and frees them after; for a paste of a few KB that set-up costs more than the compression.
- * An A/B run of paste-create with `zstdCompressSync` instead showed this worth well over the 10 %
- * that a hack must earn (bench/README.md). Node has no public way to reuse a context synchronously.
+ * An A/B run of paste-create with `zstdCompressSync` instead showed this worth well over what
+ * a hack must earn (bench/README.md). Node has no public way to reuse a context synchronously.
  *
  * What it assumes (Node's zlib internals, checked by zstd-context.test.ts): a `ZstdCompress`
  * stream has a native `_handle` whose `writeSync(flush, in, inOff, inLen, out, outOff, outLen)`
