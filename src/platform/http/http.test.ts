@@ -131,6 +131,17 @@ describe('problem+json for every failure', () => {
     assertProblem(await app.inject({ method: 'GET', url: '/no/such/thing' }), 404, 'not_found');
   });
 
+  test('a wrong method on a known path is a 405 that names the methods it answers in Allow', async () => {
+    const response = await app.inject({ method: 'DELETE', url: '/echo?x=1' });
+    const problem = assertProblem(response, 405, 'method_not_allowed');
+    assert.equal(response.headers.allow, 'POST');
+    assert.match(problem.detail, /DELETE is not allowed on \/echo; it answers POST/);
+    const teapot = await app.inject({ method: 'PUT', url: '/teapot' });
+    assertProblem(teapot, 405, 'method_not_allowed');
+    assert.deepEqual(String(teapot.headers.allow).split(', ').sort(), ['GET', 'HEAD']);
+    assertProblem(await app.inject({ method: 'PUT', url: '/no/such/thing' }), 404, 'not_found');
+  });
+
   test('a wrong media type is a 415', async () => {
     const response = await app.inject({
       method: 'POST',

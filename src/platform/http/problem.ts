@@ -10,6 +10,7 @@ import type {
   preHandlerHookHandler,
 } from 'fastify';
 import { AppError, isUnavailableError, platformError } from '../errors.ts';
+import { registerRouteMethods } from './methods.ts';
 import { newRequestId, requestIdFor } from './request-id.ts';
 
 export const PROBLEM_TYPE = 'application/problem+json; charset=utf-8';
@@ -200,21 +201,34 @@ function requestLineTooLong(rawPacket: unknown, maxHeaderBytes: number): boolean
   return (end === -1 ? rawPacket.length : end) > maxHeaderBytes;
 }
 
-/** `notFoundHooks`: run before the not-found handler (the request metrics' recorder). */
+/**
+ * `notFoundHooks`: run before the not-found handler (the request metrics' recorder). A path that
+ * other methods answer is 405 with `Allow` (methods.ts); one that nothing answers is 404.
+ */
 export function registerProblemHandlers(
   app: FastifyInstance,
   notFoundHooks: preHandlerHookHandler[] = [],
 ): void {
+  const methodsOf = registerRouteMethods(app);
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const appError = toAppError(error);
     if (appError.status >= 500) request.log.error({ err: error, code: appError.code }, 'request failed');
     else request.log.debug({ code: appError.code }, appError.message);
     return sendProblem(reply, appError);
   });
-  app.setNotFoundHandler({ preHandler: notFoundHooks }, (request, reply) =>
-    sendProblem(
-      reply,
-      platformError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}`),
-    ),
-  );
+  app.setNotFoundHandler({ preHandler: notFoundHooks }, (request, reply) => {
+    const path = request.url.split('?')[0];
+    const allowed = methodsOf(request);
+    if (allowed.length > 0 && !allowed.includes(request.method)) {
+      const allow = allowed.join(', ');
+      return sendProblem(
+        reply,
+        platformError('method_not_allowed', {
+          detail: `${request.method} is not allowed on ${path}; it answers ${allow}`,
+          headers: { Allow: allow },
+        }),
+      );
+    }
+    return sendProblem(reply, platformError('not_found', `No route for ${request.method} ${path}`));
+  });
 }
