@@ -457,11 +457,6 @@ export function createNotifyRepository(database: Db, options: { prepare?: boolea
         .execute();
     },
 
-    /**
-     * A provider's delivery receipt (for the receipts webhook): `sent` → `delivered`. Returns
-     * false for an unknown message; a repeated receipt changes nothing. Concurrent receipts share
-     * one statement.
-     */
     /** Whether a send with this provider message id is recorded (a receipt that changed nothing). */
     async knowsProviderMessage(providerMessageId: string): Promise<boolean> {
       const row = await db
@@ -473,6 +468,11 @@ export function createNotifyRepository(database: Db, options: { prepare?: boolea
       return row !== undefined;
     },
 
+    /**
+     * A provider's delivery receipt (for the receipts webhook): `sent` → `delivered`. Returns
+     * false for an unknown message; a repeated receipt changes nothing. Concurrent receipts share
+     * one statement.
+     */
     markDelivered: (provider: string | null, providerMessageId: string, at: Date) =>
       markDeliveredGroup({ provider, providerMessageId, at }),
 

@@ -23,12 +23,15 @@ export { INBOX_RETENTION_MS, inboxPurgeJob, inboxRepository } from './inbox.ts';
 export { receiptRequest, signReceipt } from './receipts.ts';
 export { type ProviderRouteDeps, providerRoutes } from './routes.ts';
 
-/** A delivery receipt: the core sets delivered_at of the delivery that got this provider id. */
 /**
  * What a receipt did: marked its message delivered, found it already past `sent`, or found no
- * message with that id (yet: a carrier may report before the send is recorded). `void`: applied.
+ * message with that id (yet: a carrier may report before the send is recorded).
  */
 export type ReceiptOutcome = 'applied' | 'already' | 'unknown';
+/**
+ * A delivery receipt: the core sets delivered_at of the delivery that got this provider id, and
+ * says what it did (nothing returned: applied).
+ */
 export type OnReceipt = (
   providerMessageId: string,
   deliveredAt: Date,

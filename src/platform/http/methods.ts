@@ -1,13 +1,13 @@
-import type { FastifyInstance, FastifyRequest, HTTPMethods } from 'fastify';
+import type { FastifyInstance, HTTPMethods } from 'fastify';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 
 /**
- * The methods a request's path answers to, so a wrong method is answered 405 with `Allow` instead
+ * The methods a path (without its query string) answers to, so a wrong method is answered 405 with `Allow` instead
  * of 404. Every route is also put in a router of our own: find-my-way, the router Fastify itself
  * uses, through its public API, with the app's routing options, so the two match paths alike.
  * Returns the lookup the not-found handler uses.
  */
-export function registerRouteMethods(app: FastifyInstance): (request: FastifyRequest) => string[] {
+export function registerRouteMethods(app: FastifyInstance): (path: string) => string[] {
   const { ignoreTrailingSlash, ignoreDuplicateSlashes, caseSensitive, maxParamLength } = {
     ...app.initialConfig,
     ...app.initialConfig.routerOptions,
@@ -24,8 +24,5 @@ export function registerRouteMethods(app: FastifyInstance): (request: FastifyReq
       router.on(method as HTTPMethod, route.url, () => {});
     }
   });
-  return (request) => {
-    const path = request.url.split('?')[0];
-    return [...methods].filter((method) => router.find(method as HTTPMethod, path) !== null);
-  };
+  return (path) => [...methods].filter((method) => router.find(method as HTTPMethod, path) !== null);
 }

@@ -218,7 +218,7 @@ export function registerProblemHandlers(
   });
   app.setNotFoundHandler({ preHandler: notFoundHooks }, (request, reply) => {
     const path = request.url.split('?')[0];
-    const allowed = methodsOf(request);
+    const allowed = methodsOf(path);
     if (allowed.length > 0 && !allowed.includes(request.method)) {
       const allow = allowed.join(', ');
       return sendProblem(
