@@ -1,9 +1,7 @@
 import type { Redis } from 'ioredis';
-import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterRedis, type RateLimiterRes } from 'rate-limiter-flexible';
 import { createGroup } from '../db/group.ts';
 import { createConsumeMany } from '../perf/redis-consume-many.ts';
-
-import { windowExpiryMs } from './memory.ts';
 
 export { createMemoryRateLimiter } from './memory.ts';
 
@@ -62,9 +60,6 @@ export function createRedisRateLimiter(redis: Redis, prefix: string): RateLimite
         keyPrefix: `${prefix}:rl:${policy.name}`,
       }),
   );
-  const limiter = wrap('redis', limiterFor, async () => {
-    await redis.ping();
-  });
   const consumeMany = createConsumeMany(redis);
   async function spendAll(spends: Spend[]): Promise<RateDecision[]> {
     const results = await consumeMany(
@@ -90,11 +85,21 @@ export function createRedisRateLimiter(redis: Redis, prefix: string): RateLimite
     many: spendAll,
   });
   return {
-    ...limiter,
+    kind: 'redis',
     consume(policy, key, points = 1) {
       if (!Number.isInteger(points)) return Promise.reject(new Error('points must be an integer'));
       return spend({ policy, key, points });
     },
+    async peek(policy, key) {
+      return flexibleDecision(policy, await limiterFor(policy).get(key));
+    },
+    async refund(policy, key, points = 1) {
+      await limiterFor(policy).reward(key, points);
+    },
+    async ping() {
+      await redis.ping();
+    },
+    close: async () => {},
   };
 }
 
@@ -103,10 +108,10 @@ function options(policy: RatePolicy) {
 }
 
 /** One rate-limiter-flexible limiter per policy (name, points and duration). */
-function limiterCache<L extends RateLimiterRedis>(
-  make: (policy: RatePolicy) => L,
-): (policy: RatePolicy) => L {
-  const limiters = new Map<string, L>();
+function limiterCache(
+  make: (policy: RatePolicy) => RateLimiterRedis,
+): (policy: RatePolicy) => RateLimiterRedis {
+  const limiters = new Map<string, RateLimiterRedis>();
   return (policy) => {
     const id = `${policy.name}:${policy.points}:${policy.durationSec}`;
     let limiter = limiters.get(id);
@@ -118,42 +123,12 @@ function limiterCache<L extends RateLimiterRedis>(
   };
 }
 
-function wrap(
-  kind: 'redis',
-  limiterFor: (policy: RatePolicy) => RateLimiterRedis,
-  ping: () => Promise<void>,
-): RateLimiter {
-  const decision = (policy: RatePolicy, res: RateLimiterRes | null, allowed: boolean): RateDecision => ({
-    allowed,
+/** What a peek at rate-limiter-flexible's counter (null: none yet) leaves for the caller. */
+function flexibleDecision(policy: RatePolicy, res: RateLimiterRes | null): RateDecision {
+  return {
+    allowed: true,
     limit: policy.points,
     remaining: res ? Math.max(0, res.remainingPoints) : policy.points,
     resetMs: policy.resetInMs ?? (res ? Math.max(0, res.msBeforeNext) : policy.durationSec * 1000),
-  });
-  return {
-    kind,
-    async consume(policy, key, points = 1) {
-      const limiter = limiterFor(policy);
-      // A new counter of a caller's window lasts until that window ends (seconds, fractions too).
-      const expiry =
-        policy.resetInMs === undefined
-          ? undefined
-          : { customDuration: windowExpiryMs(policy.resetInMs) / 1000 };
-      try {
-        return decision(policy, await limiter.consume(key, points, expiry), true);
-      } catch (rejection) {
-        if (!(rejection instanceof RateLimiterRes)) throw rejection;
-        // rate-limiter-flexible counts refused points too; give them back so a refusal spends nothing.
-        const restored = await limiter.reward(key, points);
-        return decision(policy, restored, false);
-      }
-    },
-    async peek(policy, key) {
-      return decision(policy, await limiterFor(policy).get(key), true);
-    },
-    async refund(policy, key, points = 1) {
-      await limiterFor(policy).reward(key, points);
-    },
-    ping,
-    close: async () => {},
   };
 }

@@ -10,7 +10,7 @@ interface Window {
 const SWEEP_AFTER = 10_000;
 
 /** A caller's window as its counter's expiry: whole ms, at least 1 (an expiry of 0 would keep it forever). */
-export function windowExpiryMs(resetInMs: number): number {
+function windowExpiryMs(resetInMs: number): number {
   return Math.max(1, Math.ceil(resetInMs));
 }
 
