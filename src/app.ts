@@ -11,7 +11,7 @@ import type { Config } from './platform/config.ts';
 import { migrateModule } from './platform/db/migrate.ts';
 import { platformError } from './platform/errors.ts';
 import { registerHealth } from './platform/http/health.ts';
-import { purgeExpiredIdempotencyKeys, registerIdempotency } from './platform/http/idempotency.ts';
+import { idempotencyRetention, registerIdempotency } from './platform/http/idempotency.ts';
 import { registerInputGuards } from './platform/http/input.ts';
 import { registerOpenApi } from './platform/http/openapi.ts';
 import {
@@ -27,6 +27,7 @@ import { registerSecurityHeaders } from './platform/http/security.ts';
 import { createSseHub } from './platform/http/sse.ts';
 import { requestValidation } from './platform/http/validation.ts';
 import { createScheduler, type Scheduler } from './platform/jobs/index.ts';
+import { retentionJob } from './platform/jobs/retention.ts';
 import { platformMigrations } from './platform/migrations.ts';
 import type { App, HealthCheck, ModuleInstance, PlatformDeps, ServiceModule } from './platform/module.ts';
 import {
@@ -37,6 +38,7 @@ import {
 } from './platform/observability/metrics.ts';
 import { registerPages } from './platform/pages/index.ts';
 import type { Consumer } from './platform/queue/index.ts';
+import { deadLetterRetention } from './platform/queue/postgres/dead-letters.ts';
 
 export type { App };
 
@@ -137,11 +139,12 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
   scheduler.events.on('error', (job: string, error: unknown) =>
     app.log.error({ err: error, job }, 'job failed'),
   );
-  scheduler.add({
-    name: 'platform.purge_idempotency_keys',
-    schedule: '17 * * * *',
-    run: () => purgeExpiredIdempotencyKeys(db, adapters.clock.now()),
-  });
+  scheduler.add(
+    retentionJob('platform.retention', '17 * * * *', [idempotencyRetention(db), deadLetterRetention(db)], {
+      clock: adapters.clock,
+      metrics,
+    }),
+  );
 
   const sse = createSseHub({ maxPerAddress: config.sseMaxPerAddress });
   let closing = false;

@@ -160,3 +160,14 @@ export async function createTestApp(
     },
   };
 }
+
+/**
+ * One sample of `GET /metrics`: the line `name{labels} value`, labels given as they print
+ * (`table="pastes"`); NaN when the series is absent.
+ */
+export async function metricValue(app: App, name: string, labels = ''): Promise<number> {
+  const series = labels ? `${name}{${labels}}` : name;
+  const lines = (await app.inject({ method: 'GET', url: '/metrics' })).body.split('\n');
+  const line = lines.find((candidate) => candidate.startsWith(`${series} `));
+  return line ? Number(line.slice(series.length + 1)) : Number.NaN;
+}

@@ -5,6 +5,7 @@ import { callerId } from '../auth/caller.ts';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/index.ts';
 import { platformError } from '../errors.ts';
+import type { RetentionPolicy } from '../jobs/retention.ts';
 import { createResponseSeal, type StoredResponse } from './response-seal.ts';
 
 /**
@@ -211,7 +212,21 @@ function requestHash(request: FastifyRequest, hashKey: string): string {
     .digest('base64url');
 }
 
-/** Deletes expired keys; run by the platform's hourly housekeeping job. */
-export async function purgeExpiredIdempotencyKeys(db: Db, now: Date): Promise<void> {
-  await sql`delete from idempotency_keys where expires_at <= ${now}`.execute(db);
+/** Expired keys go: the platform's retention job (a key lives 24 h, then a repeat is a new request). */
+export function idempotencyRetention(db: Db): RetentionPolicy {
+  return {
+    table: 'idempotency_keys',
+    keepMs: 0,
+    async removeBatch(cutoff, limit) {
+      const result = await sql`delete from idempotency_keys where (scope, key) in (
+        select scope, key from idempotency_keys where expires_at <= ${cutoff} limit ${limit})`.execute(db);
+      return Number(result.numAffectedRows ?? 0n);
+    },
+    async oldest() {
+      const { rows } = await sql<{
+        at: Date | null;
+      }>`select min(expires_at) as at from idempotency_keys`.execute(db);
+      return rows[0]?.at ?? undefined;
+    },
+  };
 }

@@ -19,6 +19,10 @@ export interface Metrics {
   queueDepth: Gauge<'topic'>;
   jobRuns: Counter<'job' | 'outcome'>;
   jobDuration: Histogram<'job'>;
+  /** Rows removed by the retention jobs (platform/jobs/retention.ts), by table. */
+  retentionRemoved: Counter<'table'>;
+  /** How far the oldest removable row is past its window after the last retention run. */
+  retentionLag: Gauge<'table'>;
   /** Topics whose depth is read at scrape time. */
   watchQueueDepth(topic: string): void;
 }
@@ -86,6 +90,18 @@ export function createMetrics(
       name: 'job_duration_seconds',
       help: 'Periodic job duration',
       labelNames: ['job'] as const,
+      registers: [registry],
+    }),
+    retentionRemoved: new Counter({
+      name: 'retention_rows_removed_total',
+      help: 'Rows removed (or archived) by the retention jobs, by table',
+      labelNames: ['table'] as const,
+      registers: [registry],
+    }),
+    retentionLag: new Gauge({
+      name: 'retention_lag_seconds',
+      help: 'How far the oldest removable row is past its retention window after the last run',
+      labelNames: ['table'] as const,
       registers: [registry],
     }),
     watchQueueDepth: (topic) => topics.add(topic),

@@ -8,6 +8,7 @@ import type { Clock } from '../clock.ts';
 import {
   type ConsumeOptions,
   type Consumer,
+  DEAD_LETTER_KEEP_MS,
   describeError,
   type Handler,
   type Queue,
@@ -81,7 +82,7 @@ export async function createJetStreamQueue(
   const streams = topicStreams(jsm, {
     namespace: ns,
     dedupWindowMs,
-    deadLetterMaxAgeMs: options.deadLetterMaxAgeMs ?? 14 * 24 * 3600_000,
+    deadLetterMaxAgeMs: options.deadLetterMaxAgeMs ?? DEAD_LETTER_KEEP_MS,
   });
   const { subject, deadSubject } = streams;
   const ensureTopic = streams.ensure;
