@@ -18,3 +18,16 @@ test('a module reads its settings with defaults; a bad value names its variable'
   );
   assert.throws(() => read.oneOf('C', 'red', ['red']), /^ConfigError: C must be one of red/);
 });
+
+test('durations: a number and a unit, within bounds', () => {
+  const read = envReader({ KEEP: '30d', SHORT: '1.5m', BARE: '30', LONG: '400d' });
+  const year = 366 * 86_400_000;
+  assert.equal(read.duration('KEEP', '7d', 60_000, year), 30 * 86_400_000);
+  assert.equal(read.duration('SHORT', '7d', 60_000, year), 90_000);
+  assert.equal(read.duration('MISSING', '12h', 60_000, year), 12 * 3_600_000);
+  assert.throws(
+    () => read.duration('BARE', '7d', 60_000, year),
+    /^ConfigError: BARE must be a duration like 30d/,
+  );
+  assert.throws(() => read.duration('LONG', '7d', 60_000, year), /from 60 s to 366 days, got "400d"/);
+});

@@ -24,6 +24,9 @@ export function envReader(env: Env) {
       oneOf(name, raw(name) ?? fallback, allowed),
     list: <T extends string>(name: string, fallback: readonly T[], allowed: readonly T[]) =>
       list(name, raw(name) ?? fallback.join(','), allowed),
+    /** A length of time as `<number><s|m|h|d>` (`30d`, `90m`), in milliseconds. */
+    duration: (name: string, fallback: string, minMs: number, maxMs: number) =>
+      duration(name, raw(name) ?? fallback, minMs, maxMs),
     /** A rate limit `POINTS/SECONDS` (e.g. `30/60`) as the policy named `policy`. */
     rate: (name: string, fallback: string, policy: string) => ratePolicy(name, raw(name) ?? fallback, policy),
   };
@@ -37,6 +40,19 @@ export function int(name: string, raw: string, min: number, max: number): number
     throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
   }
   return value;
+}
+
+const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** `<number><unit>`, unit s, m, h or d (`30d`, `1.5h`): retention windows and the like. */
+export function duration(name: string, raw: string, minMs: number, maxMs: number): number {
+  const match = /^(\d+(?:\.\d+)?)([smhd])$/.exec(raw.trim());
+  const ms = match ? Math.round(Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS]) : Number.NaN;
+  if (!(ms >= minMs && ms <= maxMs)) {
+    const bounds = `${minMs / 1000} s to ${maxMs / 86_400_000} days`;
+    throw new ConfigError(`${name} must be a duration like 30d, 12h or 15m, from ${bounds}, got "${raw}"`);
+  }
+  return ms;
 }
 
 /** `POINTS/SECONDS`: at most `POINTS` per window of `SECONDS` (up to 30 days). */
