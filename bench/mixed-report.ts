@@ -65,7 +65,7 @@ export function table(rows: OperationSummary[], baselinePerSecond: number): stri
   return [format(header), ...lines.map(format)].join('\n');
 }
 
-const COLOURS = [
+export const COLOURS = [
   '#1f77b4',
   '#d62728',
   '#2ca02c',
@@ -135,6 +135,6 @@ export function chart(recorder: Recorder, title: string): string {
   return `${parts.join('\n')}\n`;
 }
 
-function escapeXml(text: string): string {
+export function escapeXml(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }

@@ -56,6 +56,8 @@ async function main() {
     'sse-10k': './sse-10k.ts',
     'holds-10k': './holds-10k.ts',
     'notify-deliver': './notify-deliver.ts',
+    scale: './scale.ts',
+    plans: './plans.ts',
   };
   const driver = standalone[process.argv[2] as keyof typeof standalone];
   if (driver) return void (await import(driver));

@@ -37,7 +37,7 @@ export async function guest(base: string): Promise<{ user: string; authorization
   return { user: user_id, authorization: `Bearer ${token}` };
 }
 
-function rowLabel(index: number): string {
+export function rowLabel(index: number): string {
   const letters = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
   return index < 26 ? letters[index] : `${letters[Math.floor(index / 26) - 1]}${letters[index % 26]}`;
 }

@@ -14,6 +14,8 @@ export interface JobDefinition {
 
 export interface Scheduler {
   add(job: JobDefinition): void;
+  /** The jobs added, by name. */
+  names(): string[];
   start(): void;
   /**
    * Runs `job` for the tick at `tickAt` unless some instance already claimed that tick.
@@ -69,6 +71,7 @@ export function createScheduler(db: Db, clock: Clock, instance: string = randomU
       if (jobs.has(job.name)) throw new Error(`job ${job.name} added twice`);
       jobs.set(job.name, job);
     },
+    names: () => [...jobs.keys()],
     start() {
       for (const job of jobs.values()) {
         const cron = new Cron(job.schedule, { timezone: 'UTC', protect: true }, () => {
