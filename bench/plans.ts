@@ -130,7 +130,8 @@ function distinctPlans(log: string, path: string): Plan[] {
     const module = MODULES.find(([pattern]) => pattern.test(query))?.[1] ?? 'platform';
     // One entry per statement shape: `in ($1, $2, …)` lists of any length are one statement.
     const shape = query.replace(/\(\$\d+(?:, \$\d+)+\)/g, '($…)');
-    if (!found.has(shape)) found.set(shape, { path, module, query, plan: lines.slice(start).join('\n').trimEnd() });
+    if (!found.has(shape))
+      found.set(shape, { path, module, query, plan: lines.slice(start).join('\n').trimEnd() });
   }
   return [...found.values()];
 }
