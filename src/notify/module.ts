@@ -1,5 +1,6 @@
 import { Counter } from 'prom-client';
 import { createOutboundGuard } from '../platform/http/outbound.ts';
+import { retentionJob } from '../platform/jobs/retention.ts';
 import type { ModuleInstance, PlatformDeps, ServiceModule } from '../platform/module.ts';
 import type { Consumer, Queue } from '../platform/queue/index.ts';
 import { CHANNELS, type Channel, type NotifyApi } from './api.ts';
@@ -9,6 +10,7 @@ import { createAccept } from './notifications/accept.ts';
 import { createChannelLimits } from './notifications/limits.ts';
 import { createOutbox, type DeliveryMessage, topicFor } from './notifications/outbox.ts';
 import { createNotifyRepository } from './notifications/repository.ts';
+import { notificationRetention } from './notifications/retention.ts';
 import { notificationsRoutes } from './notifications/routes.ts';
 import { createNotifyService } from './notifications/service.ts';
 import { notifyPages } from './pages/routes.ts';
@@ -19,7 +21,7 @@ import { preferencesRoutes } from './preferences/routes.ts';
 import { checkContact, createPreferencesService } from './preferences/service.ts';
 import {
   createChannelSenders,
-  inboxPurgeJob,
+  inboxRetention,
   providerRoutes,
   type ReceiptOutcome,
 } from './providers/index.ts';
@@ -125,7 +127,14 @@ async function createNotify(deps: PlatformDeps, doubles: NotifyModuleOptions): P
         schedule: '*/10 * * * * *',
         run: () => outbox.publishDue().then(() => {}),
       },
-      inboxPurgeJob(db),
+      // Every minute, so each run is a few batches: a day's 30-day-old notifications spread
+      // over the day rather than an hour's worth at once (README.md, "Retention").
+      retentionJob(
+        'notify.retention',
+        '* * * * *',
+        [notificationRetention(db, settings.retentionMs, clock), inboxRetention(db)],
+        { clock, metrics: deps.metrics },
+      ),
     ],
     async health() {
       const states = Object.values(senders).flatMap((sender) => sender.states());

@@ -25,11 +25,18 @@ export interface NotifySettings {
   outboundAllow: string[];
   /** Push subscriptions one user may hold. */
   maxPushSubscriptions: number;
+  /**
+   * How long a notification is kept with its deliveries and attempts once all of them are final
+   * (NOTIFY_RETENTION, default 30d; notifications/retention.ts). Down to a minute for tests and
+   * soak runs: below 24 h it also shortens the accept's deduplication window (the stored record
+   * is what a repeated client id is compared with).
+   */
+  retentionMs: number;
 }
 
 /** Settings from the environment: NOTIFY_LIMIT_PUSH_PER_HOUR, NOTIFY_LIMIT_SMS_PER_DAY, NOTIFY_LIMIT_EMAIL_PER_DAY, ... */
 export function loadNotifySettings(env: Env): NotifySettings {
-  const { int } = envReader(env);
+  const { int, duration } = envReader(env);
   return {
     limits: {
       push: { points: int('NOTIFY_LIMIT_PUSH_PER_HOUR', 50, 1, 1_000_000), windowSec: 3600 },
@@ -43,6 +50,7 @@ export function loadNotifySettings(env: Env): NotifySettings {
     retryDelaysMs: delays(env, 'NOTIFY_RETRY_DELAYS_MS', [60_000, 300_000, 1_800_000, 7_200_000]),
     outboundAllow: readOutboundAllow(env),
     maxPushSubscriptions: MAX_PUSH_SUBSCRIPTIONS,
+    retentionMs: duration('NOTIFY_RETENTION', '30d', 60_000, 3650 * 86_400_000),
   };
 }
 

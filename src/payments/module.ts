@@ -1,10 +1,17 @@
+import { retentionJob } from '../platform/jobs/retention.ts';
 import type { ServiceModule } from '../platform/module.ts';
 import { paymentsMigrations } from './migrations/index.ts';
 import { paymentPageRoutes } from './pages/routes.ts';
 import { createPaymentsRepository } from './repository.ts';
 import { paymentsRoutes } from './routes.ts';
 import { createSandboxGateway } from './sandbox.ts';
-import { createPaymentsService, inProcessTransport, type PaymentsService } from './service.ts';
+import {
+  createPaymentsService,
+  inProcessTransport,
+  type PaymentsService,
+  webhookEventRetention,
+} from './service.ts';
+import { loadPaymentsSettings } from './settings.ts';
 
 /**
  * Payments: not a --services entry; booking and parking list it in `needs` and reach it through
@@ -15,6 +22,8 @@ export const paymentsModule: ServiceModule = {
   migrations: paymentsMigrations,
   create(deps) {
     const log = deps.log.child({ module: 'payments' });
+    const settings = loadPaymentsSettings(deps.config.env);
+    const repository = createPaymentsRepository(deps.database.db);
     let service: PaymentsService | undefined;
     const sandbox = createSandboxGateway({
       db: deps.database.db,
@@ -25,7 +34,7 @@ export const paymentsModule: ServiceModule = {
         log.warn({ err: error, eventId: event.id, type: event.type }, 'sandbox webhook delivery gave up'),
     });
     service = createPaymentsService({
-      repository: createPaymentsRepository(deps.database.db),
+      repository,
       gateway: sandbox,
       sandbox,
       clock: deps.clock,
@@ -47,6 +56,12 @@ export const paymentsModule: ServiceModule = {
           schedule: '* * * * *',
           run: ({ tickAt }) => payments.reconcile(tickAt),
         },
+        retentionJob(
+          'payments.retention',
+          '23 * * * *',
+          [webhookEventRetention(repository, settings.eventRetentionMs)],
+          { clock: deps.clock, metrics: deps.metrics },
+        ),
       ],
       close: () => sandbox.drain(),
     };

@@ -338,8 +338,31 @@ export function createPaymentsRepository(database: Db) {
       return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
     },
 
-    async purgeEvents(before: Date): Promise<void> {
-      await db.deleteFrom('payment_webhook_events').where('received_at', '<', before).execute();
+    /** Removes up to `limit` event ids received before `before`, the oldest first; returns how many. */
+    async removeEvents(before: Date, limit: number): Promise<number> {
+      const result = await db
+        .deleteFrom('payment_webhook_events')
+        .where('event_id', 'in', (eb) =>
+          eb
+            .selectFrom('payment_webhook_events')
+            .select('event_id')
+            .where('received_at', '<', before)
+            .orderBy('received_at')
+            .limit(limit),
+        )
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+
+    /** When the oldest event id on record was received (the `received_at` index's first entry). */
+    async oldestEvent(): Promise<Date | undefined> {
+      const row = await db
+        .selectFrom('payment_webhook_events')
+        .select('received_at')
+        .orderBy('received_at')
+        .limit(1)
+        .executeTakeFirst();
+      return row?.received_at;
     },
   };
 }

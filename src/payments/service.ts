@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../platform/clock.ts';
 import { AppError } from '../platform/errors.ts';
 import { uuidv7 } from '../platform/ids.ts';
+import type { RetentionPolicy } from '../platform/jobs/retention.ts';
 import type {
   CardDetails,
   CreatePaymentInput,
@@ -27,8 +28,6 @@ import { verifyWebhook } from './webhook.ts';
 export const STALE_ATTEMPT_MS = 2 * 60_000;
 /** Owners' handlers that failed (or never ran because the process died) are retried after this. */
 export const NOTIFY_RETRY_AFTER_MS = 30_000;
-/** Webhook event ids are kept this long; older replays already fail the 5-minute timestamp window. */
-const EVENT_RETENTION_MS = 7 * 86_400_000;
 const MAX_TIMEOUT_MS = 60_000;
 const PURPOSES: PaymentPurpose[] = ['booking', 'parking'];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -412,7 +411,7 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
     return { duplicate: false };
   }
 
-  /** The periodic safety net: outstanding charges, owners not yet told, refunds cut short, old event ids. */
+  /** The periodic safety net: outstanding charges, owners not yet told, refunds cut short. */
   async function reconcile(now: Date = clock.now()): Promise<void> {
     const staleBefore = new Date(now.getTime() - STALE_ATTEMPT_MS);
     for (const row of await repo.staleAttempts(staleBefore, 100)) {
@@ -425,7 +424,6 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
     for (const refund of await repo.pendingRefunds(staleBefore, 100)) {
       await completeRefund(refund).catch(() => {});
     }
-    await repo.purgeEvents(new Date(now.getTime() - EVENT_RETENTION_MS));
   }
 
   async function settle(paymentId: string, outcome: 'succeeded' | 'failed'): Promise<void> {
@@ -456,6 +454,21 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
   };
 
   return { api, handleWebhook, reconcile, load: async (id: string) => toPayment(await load(id)) };
+}
+
+/**
+ * The webhook event ids under the platform's retention job (`payments.retention`): kept
+ * PAYMENTS_EVENT_RETENTION (settings.ts: at least the gateway's retry horizon). Payments and
+ * refunds are financial records and are never removed; neither are the sandbox gateway's books
+ * (README.md, "Retention").
+ */
+export function webhookEventRetention(repo: PaymentsRepository, keepMs: number): RetentionPolicy {
+  return {
+    table: 'payment_webhook_events',
+    keepMs,
+    removeBatch: (cutoff, limit) => repo.removeEvents(cutoff, limit),
+    oldest: () => repo.oldestEvent(),
+  };
 }
 
 export function toJson(payment: Payment): PaymentJson {

@@ -22,3 +22,13 @@ export function uuidv7(): string {
   }
   return v7({ random, msecs, seq });
 }
+
+/**
+ * The smallest UUIDv7 of the millisecond `at` (its 48-bit time, every other bit 0): `id < floor`
+ * holds exactly for the ids made before `at`, so a table keyed by UUIDv7 finds its rows older
+ * than a time on its primary key, without an index on a timestamp column.
+ */
+export function uuidv7Floor(at: Date): string {
+  const hex = Math.max(0, at.getTime()).toString(16).padStart(12, '0');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-0000-0000-000000000000`;
+}

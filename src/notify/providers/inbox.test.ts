@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { eventually, type NotifyTestApp, notifyTestApp } from '../../../test/support/notify.ts';
+import { metricValue } from '../../../test/support/platform.ts';
 import type { Db } from '../../platform/db/index.ts';
 import type { PlatformDeps } from '../../platform/module.ts';
 import type { Metrics } from '../../platform/observability/metrics.ts';
@@ -10,7 +11,7 @@ import type { OutboundMessage } from '../ports.ts';
 import {
   channelHealth,
   createChannelSenders,
-  inboxPurgeJob,
+  INBOX_RETENTION_MS,
   inboxRepository,
   readProviderSettings,
   receiptRequest,
@@ -102,18 +103,22 @@ test('the dev inbox stores a delivery once, answers repeats with the same id, an
   }
 });
 
-test('the purge job drops inbox messages past the retention', async () => {
+test('the notify retention job drops inbox messages older than a week', async () => {
   const inbox = inboxRepository(db);
-  const before = (await inbox.list()).length;
   const provider = inboxSenders('0');
   await provider.email.send(email('0190a1b2-0000-7000-8000-00000000dead'));
-  assert.equal((await inbox.list()).length, before + 1);
-  const job = inboxPurgeJob(db, 60_000);
-  await job.run({ tickAt: new Date(t.clock.now().getTime() + 30_000), signal: new AbortController().signal });
-  assert.equal((await inbox.list()).length, before + 1, 'younger than the retention: kept');
-  await job.run({ tickAt: new Date(t.clock.now().getTime() + 61_000), signal: new AbortController().signal });
-  assert.equal((await inbox.list()).length, 0);
   for (const sender of Object.values(provider)) await sender.close();
+  const stored = (await inbox.list()).length;
+  const tick = () => t.app.platform.scheduler.runTick('notify.retention', t.clock.now());
+  t.clock.advance(INBOX_RETENTION_MS - 60_000);
+  assert.equal(await tick(), true);
+  assert.equal((await inbox.list()).length, stored, 'younger than the retention: kept');
+  assert.equal(await metricValue(t.app, 'retention_lag_seconds', 'table="notify_inbox"'), 0);
+  t.clock.advance(2 * 60_000);
+  assert.equal(await tick(), true);
+  assert.equal((await inbox.list()).length, 0);
+  assert.equal(await metricValue(t.app, 'retention_rows_removed_total', 'table="notify_inbox"'), stored);
+  assert.equal(await metricValue(t.app, 'retention_lag_seconds', 'table="notify_inbox"'), 0);
 });
 
 test("receipts webhook: a valid signature marks the provider's message delivered; a bad or stale one is 401 and changes nothing", async () => {

@@ -4,7 +4,7 @@ import { createGroup } from '../../platform/db/group.ts';
 import type { Db } from '../../platform/db/index.ts';
 import { createStatements } from '../../platform/db/prepared.ts';
 import { uuidv7 } from '../../platform/ids.ts';
-import type { JobDefinition } from '../../platform/jobs/index.ts';
+import type { RetentionPolicy } from '../../platform/jobs/retention.ts';
 import type { Channel } from '../api.ts';
 import type { OutboundMessage, Provider, SendResult } from '../ports.ts';
 import type { InboxRow, NotifyDb } from '../tables.ts';
@@ -68,12 +68,6 @@ export function inboxRepository(database: Db, options: { prepare?: boolean } = {
       return query.execute();
     },
     get: (id: string) => db.selectFrom('notify_inbox').selectAll().where('id', '=', id).executeTakeFirst(),
-    /** Deletes messages stored before `before`; returns how many. */
-    purge: async (before: Date) =>
-      Number(
-        (await db.deleteFrom('notify_inbox').where('created_at', '<', before).executeTakeFirst())
-          .numDeletedRows,
-      ),
     store: async (row: InboxRow): Promise<InboxRow> => (await store(row))!,
   };
 }
@@ -83,14 +77,35 @@ export type InboxRepository = ReturnType<typeof inboxRepository>;
 /** The dev inbox keeps a week: enough to look at, and a long-running dev server does not grow forever. */
 export const INBOX_RETENTION_MS = 7 * 24 * 3600_000;
 
-/** A periodic job for the module's `jobs`: hourly, drops inbox messages past the retention. */
-export function inboxPurgeJob(db: Db, retentionMs = INBOX_RETENTION_MS): JobDefinition {
-  const repository = inboxRepository(db);
+/** The inbox's policy in the notify module's retention job: messages stored before the week. */
+export function inboxRetention(database: Db, keepMs = INBOX_RETENTION_MS): RetentionPolicy {
+  const db: NotifyDb = database.withTables();
   return {
-    name: 'notify.purge_inbox',
-    schedule: '41 * * * *',
-    run: async ({ tickAt }) => {
-      await repository.purge(new Date(tickAt.getTime() - retentionMs));
+    table: 'notify_inbox',
+    keepMs,
+    async removeBatch(cutoff, limit) {
+      // The oldest first, on the `created_at` index (notify_inbox_recent).
+      const result = await db
+        .deleteFrom('notify_inbox')
+        .where('id', 'in', (eb) =>
+          eb
+            .selectFrom('notify_inbox')
+            .select('id')
+            .where('created_at', '<', cutoff)
+            .orderBy('created_at')
+            .limit(limit),
+        )
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+    async oldest() {
+      const row = await db
+        .selectFrom('notify_inbox')
+        .select('created_at')
+        .orderBy('created_at')
+        .limit(1)
+        .executeTakeFirst();
+      return row?.created_at;
     },
   };
 }

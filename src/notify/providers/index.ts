@@ -19,7 +19,7 @@ import { createSmtpProvider } from './smtp.ts';
 import { createWebPushProvider, type SubscriptionGone } from './webpush.ts';
 
 export { readProviderSettings } from '../settings.ts';
-export { INBOX_RETENTION_MS, inboxPurgeJob, inboxRepository } from './inbox.ts';
+export { INBOX_RETENTION_MS, inboxRepository, inboxRetention } from './inbox.ts';
 export { receiptRequest, signReceipt } from './receipts.ts';
 export { type ProviderRouteDeps, providerRoutes } from './routes.ts';
 
