@@ -15,8 +15,8 @@ import { catalogueRoutes } from './catalogue/routes.ts';
 import { createCatalogueService } from './catalogue/service.ts';
 import { bookingMigrations } from './migrations/index.ts';
 import { pageRoutes } from './pages/routes.ts';
-import { createSearchRepository } from './search/repository.ts';
 import { bookingRetention } from './retention.ts';
+import { createSearchRepository } from './search/repository.ts';
 import { searchRoutes } from './search/routes.ts';
 import { createSearchService } from './search/service.ts';
 import { createHoldBatcher } from './seats/hold-batch.ts';
@@ -149,10 +149,15 @@ export const bookingModule = {
           run: ({ tickAt }) => waitingRoom.admitWaiting(tickAt).then(() => {}),
         },
         // Ended holds, waiting-room entries, past shows' seat inventory, sent reminders (README, "Retention").
-        retentionJob('booking.retention', '*/5 * * * *', bookingRetention(deps.database.db, settings.retention), {
-          clock,
-          metrics: deps.metrics,
-        }),
+        retentionJob(
+          'booking.retention',
+          '*/5 * * * *',
+          bookingRetention(deps.database.db, settings.retention),
+          {
+            clock,
+            metrics: deps.metrics,
+          },
+        ),
       ],
     };
   },

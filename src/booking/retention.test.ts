@@ -132,7 +132,8 @@ describe('booking retention on a moved clock', () => {
     );
     // Inventory: A and C ended more than 2 days ago (42 seats each); F, B and D keep theirs.
     assert.equal(await count('booking_show_seats', sql`show_id in (${a.showId}, ${c.showId})`), 0);
-    for (const show of [f, b, d]) assert.equal(await count('booking_show_seats', sql`show_id = ${show.showId}`), 42);
+    for (const show of [f, b, d])
+      assert.equal(await count('booking_show_seats', sql`show_id = ${show.showId}`), 42);
     // Reminders: A's (its show started more than a day ago) goes; F's stays.
     const { rows: reminders } = await sql<{ show_id: string }>`
       select b.show_id from booking_reminders r join booking_bookings b on b.id = r.booking_id`.execute(db());
@@ -141,7 +142,12 @@ describe('booking retention on a moved clock', () => {
       [f.showId],
     );
 
-    const removed = { booking_holds: 2, booking_queue_entries: 3, booking_show_seats: 84, booking_reminders: 1 };
+    const removed = {
+      booking_holds: 2,
+      booking_queue_entries: 3,
+      booking_show_seats: 84,
+      booking_reminders: 1,
+    };
     for (const [table, n] of Object.entries(removed)) {
       assert.equal(beforeRun[table] - (await count(table)), n, table);
       assert.equal(await metricValue(t.app, 'retention_rows_removed_total', `table="${table}"`), n, table);
@@ -149,8 +155,24 @@ describe('booking retention on a moved clock', () => {
     }
 
     // Business records stay, and read as before.
-    assert.equal((await t.app.inject({ url: `/api/v1/bookings/${booked.json().booking_id}`, headers: t.asUser(paid.user_id) })).json().status, 'CONFIRMED');
-    assert.equal((await t.app.inject({ url: `/api/v1/bookings/${failed.json().booking_id}`, headers: t.asUser(declined.user_id) })).json().status, 'FAILED');
+    assert.equal(
+      (
+        await t.app.inject({
+          url: `/api/v1/bookings/${booked.json().booking_id}`,
+          headers: t.asUser(paid.user_id),
+        })
+      ).json().status,
+      'CONFIRMED',
+    );
+    assert.equal(
+      (
+        await t.app.inject({
+          url: `/api/v1/bookings/${failed.json().booking_id}`,
+          headers: t.asUser(declined.user_id),
+        })
+      ).json().status,
+      'FAILED',
+    );
     assertProblem(
       await t.app.inject({ url: `/api/v1/holds/${released.hold_id}`, headers: t.asUser(released.user_id) }),
       404,
@@ -214,7 +236,10 @@ test('retention settings: durations with defaults; a bad one names its variable'
     showSeatsMs: 30 * DAY,
     remindersMs: 7 * DAY,
   });
-  assert.equal(loadBookingSettings({ BOOKING_SHOW_SEATS_RETENTION: '15m' }).retention.showSeatsMs, 15 * 60_000);
+  assert.equal(
+    loadBookingSettings({ BOOKING_SHOW_SEATS_RETENTION: '15m' }).retention.showSeatsMs,
+    15 * 60_000,
+  );
   for (const [name, value] of [
     ['BOOKING_HOLD_RETENTION', 'forever'],
     ['BOOKING_QUEUE_RETENTION', '10s'],

@@ -142,15 +142,17 @@ export function createSeatsService(deps: {
       const layout = await catalogue.layout(show.screen_id);
       const over = new Date(show.end_time).getTime() <= clock.now().getTime();
       const empty: CachedStates = { booked: [], held: [] };
-      const states = over ? empty : (await cache.get<CachedStates>(seatsKey(showId), async () => {
-        const rows = await repo.seatStates(showId);
-        const value: CachedStates = { booked: [], held: [] };
-        for (const row of rows) {
-          if (row.status === 'HELD') value.held.push([row.seat_id, row.held_until?.getTime() ?? 0]);
-          else value.booked.push(row.seat_id);
-        }
-        return { value, ttlMs: SEATS_TTL_MS };
-      }))!;
+      const states = over
+        ? empty
+        : (await cache.get<CachedStates>(seatsKey(showId), async () => {
+            const rows = await repo.seatStates(showId);
+            const value: CachedStates = { booked: [], held: [] };
+            for (const row of rows) {
+              if (row.status === 'HELD') value.held.push([row.seat_id, row.held_until?.getTime() ?? 0]);
+              else value.booked.push(row.seat_id);
+            }
+            return { value, ttlMs: SEATS_TTL_MS };
+          }))!;
       const now = clock.now().getTime();
       const taken = new Set(states.booked);
       for (const [seatId, until] of states.held) if (until > now) taken.add(seatId);

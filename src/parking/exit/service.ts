@@ -54,7 +54,10 @@ export function createCheckout(deps: {
   /** A ticket with its current payment and the ids of all its payments (the ticket id is the capability). */
   async function ticket(ticketId: string) {
     const found = await ticketWithPayments(ticketId);
-    return { ...ticketView(found.ticket, found.current), payments: found.payments.map((payment) => payment.id) };
+    return {
+      ...ticketView(found.ticket, found.current),
+      payments: found.payments.map((payment) => payment.id),
+    };
   }
 
   async function exit(request: ExitRequest) {
@@ -278,7 +281,7 @@ export function createCheckout(deps: {
 
   /** Refund of a paid ticket (an admin's decision: the route declares admin access). */
   async function refund(ticketId: string, reason: string) {
-    const { ticket, current: payment } = await ticketWithPayments(ticketId);
+    const { current: payment } = await ticketWithPayments(ticketId);
     if (!payment || (payment.status !== 'COMPLETED' && payment.status !== 'REFUNDED')) {
       throw err('payment_not_refundable', 'Only a ticket with a completed payment can be refunded');
     }

@@ -113,9 +113,13 @@ export const parkingMigrations: Migrations = {
           updated_at timestamptz not null,
           archived_at timestamptz not null
         )`.execute(db);
-      await sql`create index parking_payments_archive_ticket on parking_payments_archive (ticket_id)`.execute(db);
+      await sql`create index parking_payments_archive_ticket on parking_payments_archive (ticket_id)`.execute(
+        db,
+      );
       // The archive job's scan: paid tickets, oldest first.
-      await sql`create index parking_tickets_paid on parking_tickets (paid_at) where status = 'PAID'`.execute(db);
+      await sql`create index parking_tickets_paid on parking_tickets (paid_at) where status = 'PAID'`.execute(
+        db,
+      );
     },
   },
 };
