@@ -16,6 +16,7 @@ export const err = defineErrors({
   seats_unavailable: { status: 409, title: 'Some of the seats are not available' },
   show_started: { status: 409, title: 'The show has started' },
   show_cancelled: { status: 410, title: 'The show was cancelled' },
+  show_inventory_removed: { status: 410, title: "The show's seat inventory was removed after the show" },
   hold_limit: {
     status: 409,
     title: 'You already hold as many seats as you may; book or release a hold first',

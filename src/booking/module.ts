@@ -1,4 +1,5 @@
 import type { NotifyApi } from '../notify/api.ts';
+import { retentionJob } from '../platform/jobs/retention.ts';
 import type { PlatformDeps, ServiceModule } from '../platform/module.ts';
 import { createBookingNotifier } from './bookings/notifications.ts';
 import type { BookingPayments } from './bookings/payments.ts';
@@ -14,6 +15,7 @@ import { catalogueRoutes } from './catalogue/routes.ts';
 import { createCatalogueService } from './catalogue/service.ts';
 import { bookingMigrations } from './migrations/index.ts';
 import { pageRoutes } from './pages/routes.ts';
+import { bookingRetention } from './retention.ts';
 import { createSearchRepository } from './search/repository.ts';
 import { searchRoutes } from './search/routes.ts';
 import { createSearchService } from './search/service.ts';
@@ -146,6 +148,16 @@ export const bookingModule = {
           schedule: '*/5 * * * * *',
           run: ({ tickAt }) => waitingRoom.admitWaiting(tickAt).then(() => {}),
         },
+        // Ended holds, waiting-room entries, past shows' seat inventory, sent reminders (README, "Retention").
+        retentionJob(
+          'booking.retention',
+          '*/5 * * * *',
+          bookingRetention(deps.database.db, settings.retention),
+          {
+            clock,
+            metrics: deps.metrics,
+          },
+        ),
       ],
     };
   },

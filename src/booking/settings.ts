@@ -31,7 +31,24 @@ export interface BookingSettings {
   queueRate: RatePolicy;
   /** Load the demo catalogue into an empty database at start-up. */
   demoCatalogue: boolean;
+  /** How long what the retention job removes is kept (README, "Retention"). */
+  retention: BookingRetentionSettings;
 }
+
+export interface BookingRetentionSettings {
+  /** A released or expired hold no booking references, after it ended. */
+  holdsMs: number;
+  /** A waiting-room entry, after its admission ended or its show did. */
+  queueMs: number;
+  /** A show's seat inventory, after the show ended. */
+  showSeatsMs: number;
+  /** The record of a sent reminder, after its show started. */
+  remindersMs: number;
+}
+
+/** Retention windows: a minute at least (tests and soak runs), ten years at most. */
+const RETENTION_MIN_MS = 60_000;
+const RETENTION_MAX_MS = 3650 * 86_400_000;
 
 export function loadBookingSettings(env: Env): BookingSettings {
   const read = envReader(env);
@@ -49,5 +66,11 @@ export function loadBookingSettings(env: Env): BookingSettings {
     holdRate: read.rate('BOOKING_RATE_HOLD', '30/60', 'booking.hold'),
     queueRate: read.rate('BOOKING_RATE_QUEUE', '120/60', 'booking.queue'),
     demoCatalogue: read.bool('BOOKING_DEMO', true),
+    retention: {
+      holdsMs: read.duration('BOOKING_HOLD_RETENTION', '7d', RETENTION_MIN_MS, RETENTION_MAX_MS),
+      queueMs: read.duration('BOOKING_QUEUE_RETENTION', '1d', RETENTION_MIN_MS, RETENTION_MAX_MS),
+      showSeatsMs: read.duration('BOOKING_SHOW_SEATS_RETENTION', '30d', RETENTION_MIN_MS, RETENTION_MAX_MS),
+      remindersMs: read.duration('BOOKING_REMINDER_RETENTION', '7d', RETENTION_MIN_MS, RETENTION_MAX_MS),
+    },
   };
 }

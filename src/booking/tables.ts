@@ -108,6 +108,8 @@ export interface ShowsTable {
   cancelled_at: Date | null;
   cancel_reason: string | null;
   created_at: Date;
+  /** When the retention job removed the show's seat inventory (null: still there). */
+  inventory_removed_at: Generated<Date | null>;
 }
 
 export interface ShowSeatsTable {
@@ -130,6 +132,8 @@ export interface HoldsTable {
   created_at: Date;
   released_at: Date | null;
   release_reason: string | null;
+  /** An ended hold a booking references, passed over by the retention job (kept as long as the booking). */
+  retained: Generated<boolean>;
 }
 
 export interface BookingsTable {

@@ -1,5 +1,7 @@
 import type { PaymentsApi } from '../payments/api.ts';
+import { retentionJob } from '../platform/jobs/retention.ts';
 import type { ServiceModule } from '../platform/module.ts';
+import { ticketArchive } from './archive.ts';
 import { createEvents } from './boards/events.ts';
 import { createLiveBoards } from './boards/live.ts';
 import { boardsRoutes } from './boards/routes.ts';
@@ -14,14 +16,15 @@ import { loadParkingSettings } from './settings.ts';
 
 /**
  * The parking lot (spec part B). Settings: PARKING_LOT_CONFIG (path of the lot's JSON file;
- * default the demo lot).
+ * default the demo lot), PARKING_TICKET_ARCHIVE_AFTER (README, "Retention").
  */
 export const parkingModule: ServiceModule = {
   name: 'parking',
   needs: ['payments'],
   migrations: parkingMigrations,
   async create(deps) {
-    const lot = loadLotConfig(loadParkingSettings(deps.config.env).lotConfigPath);
+    const settings = loadParkingSettings(deps.config.env);
+    const lot = loadLotConfig(settings.lotConfigPath);
     // `needs: ['payments']`: the platform created payments first; its public API is this.
     const payments = deps.modules.get('payments') as PaymentsApi;
     const service = createParkingService({
@@ -51,6 +54,15 @@ export const parkingModule: ServiceModule = {
         await app.register(lotRoutes, { lot: service.lot });
         await app.register(parkingPages, { service });
       },
+      jobs: [
+        // Paid tickets and their payments move to the archive tables (archive.ts).
+        retentionJob(
+          'parking.retention',
+          '*/5 * * * *',
+          [ticketArchive(deps.database.db, settings.archiveAfterMs)],
+          { clock: deps.clock, metrics: deps.metrics },
+        ),
+      ],
       close: () => live.close(),
     };
   },

@@ -7,7 +7,14 @@ export type ParkingTables = {
   parking_spots: ParkingSpotsTable;
   parking_tickets: ParkingTicketsTable;
   parking_payments: ParkingPaymentsTable;
+  /** Closed tickets and their payments, moved out of the live tables (archive.ts). */
+  parking_tickets_archive: ParkingTicketsTable & Archived;
+  parking_payments_archive: ParkingPaymentsTable & Archived;
 };
+
+interface Archived {
+  archived_at: Date;
+}
 
 export type TicketStatus = 'ACTIVE' | 'PAID' | 'LOST';
 export type PaymentKind = 'EXIT' | 'LOST';

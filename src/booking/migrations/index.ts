@@ -224,4 +224,19 @@ export const bookingMigrations: Migrations = {
         )`.execute(db);
     },
   },
+  '005_retention': {
+    async up(db: Kysely<unknown>) {
+      // What the retention job (../retention.ts) scans, so that no batch reads the kept history.
+      // An ended hold a booking references stays as long as the booking; the job marks it
+      // `retained` when it first passes it, which takes it out of the index it scans.
+      await sql`alter table booking_holds add column retained boolean not null default false`.execute(db);
+      await sql`create index booking_holds_ended on booking_holds (released_at)
+        where status in ('RELEASED', 'EXPIRED') and not retained`.execute(db);
+      // Shows are kept for ever; this index holds only those whose seat inventory is still there.
+      await sql`alter table booking_shows add column inventory_removed_at timestamptz`.execute(db);
+      await sql`create index booking_shows_inventory on booking_shows (end_time)
+        where inventory_removed_at is null`.execute(db);
+      await sql`create index booking_reminders_sent on booking_reminders (sent_at)`.execute(db);
+    },
+  },
 };

@@ -3,7 +3,7 @@ import type { Db } from '../../platform/db/index.ts';
 import type { BookingDb, BookingTables } from '../tables.ts';
 
 /** A hold as stored, its total in minor units. */
-export type HoldRow = Omit<Selectable<BookingTables['booking_holds']>, 'total_minor'> & {
+export type HoldRow = Omit<Selectable<BookingTables['booking_holds']>, 'total_minor' | 'retained'> & {
   total_minor: number;
 };
 
@@ -353,6 +353,16 @@ export function createSeatsRepository(database: Db, options: { limits: HoldLimit
         .whereRef('ss.hold_id', '=', 'e.id')
         .where('ss.status', '=', 'HELD')
         .execute();
+    },
+
+    /** When the retention job removed the show's seat inventory (undefined: it is there). */
+    async inventoryRemovedAt(showId: string): Promise<Date | undefined> {
+      const row = await db
+        .selectFrom('booking_shows')
+        .select('inventory_removed_at')
+        .where('id', '=', showId)
+        .executeTakeFirst();
+      return row?.inventory_removed_at ?? undefined;
     },
 
     /** Audit: seats claimed by more than one live hold or booking, and live holds missing seats. */

@@ -132,22 +132,31 @@ export function createSeatsService(deps: {
   return {
     seatsChanged,
 
+    /**
+     * The seats of a show and which are free. Once the show has ended nothing is on sale: every
+     * seat answers BOOKED without reading the inventory, which the retention job removes a
+     * while after the show (README, "Retention").
+     */
     async seatMap(showId: string): Promise<SeatMap> {
       const show = await catalogue.showInfo(showId);
       const layout = await catalogue.layout(show.screen_id);
-      const states = (await cache.get<CachedStates>(seatsKey(showId), async () => {
-        const rows = await repo.seatStates(showId);
-        const value: CachedStates = { booked: [], held: [] };
-        for (const row of rows) {
-          if (row.status === 'HELD') value.held.push([row.seat_id, row.held_until?.getTime() ?? 0]);
-          else value.booked.push(row.seat_id);
-        }
-        return { value, ttlMs: SEATS_TTL_MS };
-      }))!;
+      const over = new Date(show.end_time).getTime() <= clock.now().getTime();
+      const empty: CachedStates = { booked: [], held: [] };
+      const states = over
+        ? empty
+        : (await cache.get<CachedStates>(seatsKey(showId), async () => {
+            const rows = await repo.seatStates(showId);
+            const value: CachedStates = { booked: [], held: [] };
+            for (const row of rows) {
+              if (row.status === 'HELD') value.held.push([row.seat_id, row.held_until?.getTime() ?? 0]);
+              else value.booked.push(row.seat_id);
+            }
+            return { value, ttlMs: SEATS_TTL_MS };
+          }))!;
       const now = clock.now().getTime();
       const taken = new Set(states.booked);
       for (const [seatId, until] of states.held) if (until > now) taken.add(seatId);
-      const closed = show.status === 'CANCELLED';
+      const closed = show.status === 'CANCELLED' || over;
       const seats = layout.seats.map((seat) => ({
         seat_id: seat.label,
         status: closed || taken.has(seat.id) ? ('BOOKED' as const) : ('AVAILABLE' as const),
@@ -258,6 +267,14 @@ export function createSeatsService(deps: {
 
     async integrity(showId: string) {
       await catalogue.showInfo(showId);
+      // Without its inventory every booked hold would look incomplete: say so instead.
+      const removedAt = await repo.inventoryRemovedAt(showId);
+      if (removedAt) {
+        throw err('show_inventory_removed', {
+          detail: `The seat inventory of this show was removed at ${removedAt.toISOString()}, a retention window after the show ended; its bookings remain`,
+          extras: { inventory_removed_at: removedAt.toISOString() },
+        });
+      }
       const found = await repo.integrity(showId, clock.now());
       return {
         show_id: showId,

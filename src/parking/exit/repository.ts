@@ -186,6 +186,10 @@ export function createExitRepository(database: Db) {
       });
     },
 
+    /**
+     * A payment's new status, if it is in one of `from`. A payment of an archived ticket (a refund
+     * months later) changes in the archive: the live row is gone once the archive has it.
+     */
     async setPaymentStatus(
       paymentId: string,
       status: PaymentStatus,
@@ -193,14 +197,41 @@ export function createExitRepository(database: Db) {
       at: Date,
       failureReason: string | null = null,
     ): Promise<PaymentRow | undefined> {
-      const row = await db
-        .updateTable('parking_payments')
-        .set({ status, failure_reason: failureReason, updated_at: at })
-        .where('id', '=', paymentId)
-        .where('status', 'in', from)
-        .returning(PAYMENT_COLUMNS)
-        .executeTakeFirst();
+      const change = { status, failure_reason: failureReason, updated_at: at };
+      const row =
+        (await db
+          .updateTable('parking_payments')
+          .set(change)
+          .where('id', '=', paymentId)
+          .where('status', 'in', from)
+          .returning(PAYMENT_COLUMNS)
+          .executeTakeFirst()) ??
+        (await db
+          .updateTable('parking_payments_archive as parking_payments')
+          .set(change)
+          .where('id', '=', paymentId)
+          .where('status', 'in', from)
+          .returning(PAYMENT_COLUMNS)
+          .executeTakeFirst());
       return row && numbers(row);
+    },
+
+    /** A ticket moved to the archive (paid long ago), with its payments oldest first. */
+    async archived(ticketId: string): Promise<{ ticket: TicketRow; payments: PaymentRow[] } | undefined> {
+      const ticket = await db
+        .selectFrom('parking_tickets_archive as parking_tickets')
+        .select(TICKET_COLUMNS)
+        .where('id', '=', ticketId)
+        .executeTakeFirst();
+      if (!ticket) return undefined;
+      const payments = await db
+        .selectFrom('parking_payments_archive as parking_payments')
+        .select(PAYMENT_COLUMNS)
+        .where('ticket_id', '=', ticketId)
+        .orderBy('created_at')
+        .orderBy('id')
+        .execute();
+      return { ticket, payments: payments.map(numbers) };
     },
   };
 }

@@ -37,20 +37,43 @@ export function createCheckout(deps: {
 }) {
   const { repository, lot, payments, clock, events, log } = deps;
 
+  /**
+   * A ticket with all its payments, from the live tables or, once it was paid long enough ago, the
+   * archive (README, "Retention"): a ticket id answers the same before and after it moved.
+   */
+  async function ticketWithPayments(ticketId: string) {
+    const live = await repository.ticket(ticketId);
+    const found = live
+      ? { ticket: live, payments: await repository.payments(ticketId) }
+      : await repository.archived(ticketId);
+    if (!found) throw err('ticket_not_found', `No ticket ${ticketId}`);
+    const current = found.payments.find((payment) => payment.id === found.ticket.currentPaymentId);
+    return { ...found, current };
+  }
+
   /** A ticket with its current payment and the ids of all its payments (the ticket id is the capability). */
   async function ticket(ticketId: string) {
-    const found = await repository.ticket(ticketId);
-    if (!found) throw err('ticket_not_found', `No ticket ${ticketId}`);
-    const all = await repository.payments(ticketId);
-    const current = all.find((payment) => payment.id === found.currentPaymentId);
-    return { ...ticketView(found, current), payments: all.map((payment) => payment.id) };
+    const found = await ticketWithPayments(ticketId);
+    return {
+      ...ticketView(found.ticket, found.current),
+      payments: found.payments.map((payment) => payment.id),
+    };
   }
 
   async function exit(request: ExitRequest) {
     const state = await repository.exitState(request.ticketId);
-    if (!state) throw err('ticket_not_found', `No ticket ${request.ticketId}`);
+    if (!state) return archivedExit(request);
     const panelId = panelOrThrow(request.panelId, lot.exitPanels, 'exit');
     return settle(state, request.card, panelId);
+  }
+
+  /** An archived ticket was paid: its exit answers with that payment, as it did before the move. */
+  async function archivedExit(request: ExitRequest) {
+    const closed = await repository.archived(request.ticketId);
+    const current = closed?.payments.find((payment) => payment.id === closed.ticket.currentPaymentId);
+    if (!closed || !current) throw err('ticket_not_found', `No ticket ${request.ticketId}`);
+    panelOrThrow(request.panelId, lot.exitPanels, 'exit');
+    return exitView(closed.ticket, current);
   }
 
   /**
@@ -258,16 +281,15 @@ export function createCheckout(deps: {
 
   /** Refund of a paid ticket (an admin's decision: the route declares admin access). */
   async function refund(ticketId: string, reason: string) {
-    const ticket = await repository.ticket(ticketId);
-    if (!ticket) throw err('ticket_not_found', `No ticket ${ticketId}`);
-    const payment = ticket.currentPaymentId ? await repository.payment(ticket.currentPaymentId) : undefined;
+    const { current: payment } = await ticketWithPayments(ticketId);
     if (!payment || (payment.status !== 'COMPLETED' && payment.status !== 'REFUNDED')) {
       throw err('payment_not_refundable', 'Only a ticket with a completed payment can be refunded');
     }
     if (payment.status === 'COMPLETED') {
       await handleOutcome(await payments.refund(payment.id, { reason }));
     }
-    return exitView(ticket, (await repository.payment(payment.id)) ?? payment);
+    const after = await ticketWithPayments(ticketId);
+    return exitView(after.ticket, after.current ?? payment);
   }
 
   return { ticket, exit, reportLost, refund, handleOutcome };

@@ -75,4 +75,51 @@ export const parkingMigrations: Migrations = {
       await sql`create index parking_payments_ticket on parking_payments (ticket_id, created_at)`.execute(db);
     },
   },
+  '002_archive': {
+    async up(db: Kysely<unknown>) {
+      // Closed tickets move here with their payments (../archive.ts), so the live tables hold the
+      // lot's vehicles and the recent past. Same columns, no foreign keys and no hot-path indexes:
+      // only the lookups of an archived ticket by id and of its payments.
+      await sql`
+        create table parking_tickets_archive (
+          id uuid primary key,
+          license_plate text not null,
+          vehicle_type text not null,
+          spot_id text not null,
+          floor int not null,
+          spot_type text not null,
+          status text not null,
+          entry_time timestamptz not null,
+          entry_panel_id text,
+          exit_time timestamptz,
+          exit_panel_id text,
+          lost_at timestamptz,
+          paid_at timestamptz,
+          current_payment_id text,
+          archived_at timestamptz not null
+        )`.execute(db);
+      await sql`
+        create table parking_payments_archive (
+          id text primary key,
+          ticket_id uuid not null,
+          kind text not null,
+          amount_minor bigint not null,
+          currency text not null,
+          status text not null,
+          payment_url text not null,
+          failure_reason text,
+          duration_ms bigint not null,
+          created_at timestamptz not null,
+          updated_at timestamptz not null,
+          archived_at timestamptz not null
+        )`.execute(db);
+      await sql`create index parking_payments_archive_ticket on parking_payments_archive (ticket_id)`.execute(
+        db,
+      );
+      // The archive job's scan: paid tickets, oldest first.
+      await sql`create index parking_tickets_paid on parking_tickets (paid_at) where status = 'PAID'`.execute(
+        db,
+      );
+    },
+  },
 };
