@@ -23,6 +23,7 @@ import {
   randomSeats,
 } from './scenarios/booking-hold.ts';
 import { writeBenchLot } from './standalone.ts';
+import { boundedReport, startTableSampler } from './table-sampler.ts';
 
 /**
  * `npm run bench -- mixed [--duration=60] [--connections=64]`
@@ -152,6 +153,8 @@ function workloads(
 async function main() {
   const durationMs = numberFlag('duration', 60) * 1000;
   const connections = numberFlag('connections', 64);
+  // `--retention=2m`: every retention window that short (the steady-state run of issue 23).
+  const retention = process.argv.find((arg) => arg.startsWith('--retention='))?.split('=')[1];
 
   const database = await createBenchDatabase(BENCH_SERVICES.postgres);
   const namespace = `mixed_${Date.now()}`;
@@ -168,6 +171,7 @@ async function main() {
     PARKING_LOT_CONFIG: lot,
     ...NOTIFY_BENCH_ENV,
     ...BOOKING_BENCH_ENV,
+    ...(retention ? shortRetention(retention) : {}),
   });
   const processes = [];
   const bases: string[] = [];
@@ -223,6 +227,8 @@ async function main() {
       `mixed: ${connections} connections over 2 API processes, ${durationMs / 1000} s, ${cpus().length} cores`,
     );
     const sampler = startSampler(targets);
+    const scheduler = targets.find((target) => target.name.startsWith('scheduler'))!;
+    const tables = retention ? startTableSampler(database.url, scheduler.base) : undefined;
     const recorder = await runMixed({
       bases,
       workloads: workloads(pastes, show, admitted),
@@ -231,6 +237,7 @@ async function main() {
       accept,
     });
     const samples = sampler.stop();
+    const tableSamples = await tables?.stop();
     const rows = summarise(recorder, durationMs);
     const total = rows.reduce((sum, row) => sum + row.perSecond, 0);
     console.log(table([baselineSummary, ...rows], baselineSummary.perSecond));
@@ -247,11 +254,13 @@ async function main() {
     for (const line of checks) console.log(line);
     const soak = soakReport(samples);
     for (const line of soak) console.log(line);
+    const bounded = tableSamples ? boundedReport(tableSamples) : [];
+    for (const line of bounded) console.log(line);
 
     mkdirSync('bench/results', { recursive: true });
     writeFileSync(
       'bench/results/mixed.json',
-      `${JSON.stringify({ at: new Date().toISOString(), connections, durationMs, baseline: baselineSummary, rows, checks, soak, samples }, null, 2)}\n`,
+      `${JSON.stringify({ at: new Date().toISOString(), connections, durationMs, retention, baseline: baselineSummary, rows, checks, soak, samples, tableSamples, bounded }, null, 2)}\n`,
     );
     writeFileSync(
       'bench/results/mixed.svg',
@@ -269,6 +278,18 @@ async function main() {
     await dropNatsNamespace(namespace);
     rmSync(lot, { force: true });
   }
+}
+
+/** Every retention window set to `window`: what the steady-state run shortens. */
+function shortRetention(window: string): Record<string, string> {
+  return {
+    NOTIFY_RETENTION: window,
+    BOOKING_HOLD_RETENTION: window,
+    BOOKING_QUEUE_RETENTION: window,
+    BOOKING_SHOW_SEATS_RETENTION: window,
+    BOOKING_REMINDER_RETENTION: window,
+    PARKING_TICKET_ARCHIVE_AFTER: window,
+  };
 }
 
 await main();

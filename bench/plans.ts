@@ -2,9 +2,8 @@ import { closeSync, openSync, readSync, statSync, writeFileSync } from 'node:fs'
 import pg from 'pg';
 import { BENCH_SERVICES, numberFlag, startBenchApp, stopProcess } from './harness.ts';
 import { runMixed } from './mixed-load.ts';
-import { appEnv, databaseUrl, prepareFixtures } from './scale-fixtures.ts';
+import { appEnv, databaseUrl, lotFile, prepareFixtures } from './scale-fixtures.ts';
 import { HOT_PATHS } from './scale-paths.ts';
-import { writeBenchLot } from './standalone.ts';
 
 /**
  * `npm run bench -- plans --database=<seeded database> [--pg-log=/var/log/postgresql/postgresql-15-main.log]`
@@ -63,7 +62,7 @@ const setAll = async (on: boolean) => {
 };
 const plans: Plan[] = [];
 const { child, base } = await startBenchApp({
-  ...appEnv(url, `plans_${Date.now()}`, writeBenchLot(4, 25_000)),
+  ...appEnv(url, `plans_${Date.now()}`, lotFile(database)),
   ROLE: 'api',
 });
 const pool = new pg.Pool({ connectionString: url, max: 2 });
@@ -74,7 +73,7 @@ try {
   for (const path of HOT_PATHS) {
     // An app per path, on new connections: a connection loads auto_explain when it opens.
     const app = await startBenchApp({
-      ...appEnv(url, `plans_${Date.now()}`, writeBenchLot(4, 25_000)),
+      ...appEnv(url, `plans_${Date.now()}`, lotFile(database)),
       ROLE: 'api',
     });
     const from = statSync(logPath).size;

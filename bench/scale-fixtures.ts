@@ -1,14 +1,30 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type pg from 'pg';
 import { BENCH_SERVICES } from './harness.ts';
 import { AS_SERVICE, createUsers, NOTIFY_BENCH_ENV, notificationRequest, userId } from './notify-common.ts';
 import type { Fixtures } from './scale-paths.ts';
 import { BOOKING_BENCH_ENV, guest, rowLabel } from './scenarios/booking-hold.ts';
+import { lotJson } from './seed/parking.ts';
 
 /** What `bench/scale.ts` and `bench/plans.ts` run the app with, and the data its hot paths use. */
 export function databaseUrl(name: string): string {
   const url = new URL(BENCH_SERVICES.postgres);
   url.pathname = `/${name}`;
   return url.toString();
+}
+
+/**
+ * The lot file the app runs with: the one `seed:scale` wrote for that database (the app syncs
+ * its spots from it, so another file would change the seeded lot), else the loader's smallest lot.
+ */
+export function lotFile(database: string | undefined): string {
+  const seeded = join(tmpdir(), `${database}-lot.json`);
+  if (database && existsSync(seeded)) return seeded;
+  const path = join(tmpdir(), 'scale-empty-lot.json');
+  writeFileSync(path, JSON.stringify(lotJson(100)));
+  return path;
 }
 
 export function appEnv(url: string, namespace: string, lot: string): Record<string, string> {

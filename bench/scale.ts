@@ -13,10 +13,9 @@ import {
 } from './harness.ts';
 import { runMixed } from './mixed-load.ts';
 import { type OperationSummary, summarise } from './mixed-report.ts';
-import { appEnv, databaseUrl, prepareFixtures } from './scale-fixtures.ts';
+import { appEnv, databaseUrl, lotFile, prepareFixtures } from './scale-fixtures.ts';
 import { HOT_PATHS } from './scale-paths.ts';
 import { scaleChart, scaleTable } from './scale-report.ts';
-import { writeBenchLot } from './standalone.ts';
 
 /**
  * `npm run bench -- scale [--databases=scale_0_0001,scale_0_001] [--duration=5] [--connections=16]`
@@ -45,7 +44,7 @@ const seeded = (process.argv.find((arg) => arg.startsWith('--databases='))?.spli
 
 async function measureSize(label: string, url: string): Promise<SizeResult> {
   const namespace = `scale_${Date.now()}`;
-  const env = appEnv(url, namespace, writeBenchLot(4, 25_000));
+  const env = appEnv(url, namespace, lotFile(label === 'empty' ? undefined : label));
   const { child, base } = await startBenchApp({ ...env, ROLE: 'api' });
   const pool = new pg.Pool({ connectionString: url, max: 2 });
   try {

@@ -30,7 +30,7 @@ const OCCUPIED = 0.3;
 const TYPE_SHARES = { MOTORCYCLE: 0.1, COMPACT: 0.6, LARGE: 0.15, HANDICAPPED: 0.05, ELECTRIC: 0.1 };
 
 /** A lot file like demo-lot.json with this many spots; the app is started with it (PARKING_LOT_CONFIG). */
-function lotJson(spots: number) {
+export function lotJson(spots: number) {
   const floors = Math.ceil(spots / SPOTS_PER_FLOOR);
   return {
     id: 'seed-lot',
