@@ -280,9 +280,14 @@ async function main() {
   }
 }
 
-/** Every retention window set to `window`: what the steady-state run shortens. */
+/**
+ * Every retention window set to `window`, and admissions and holds of a minute, so that
+ * waiting-room entries and unbooked holds end (and become removable) within the run.
+ */
 function shortRetention(window: string): Record<string, string> {
   return {
+    BOOKING_ADMISSION_MINUTES: '1',
+    BOOKING_HOLD_MINUTES: '1',
     NOTIFY_RETENTION: window,
     BOOKING_HOLD_RETENTION: window,
     BOOKING_QUEUE_RETENTION: window,

@@ -58,6 +58,7 @@ async function main() {
     'notify-deliver': './notify-deliver.ts',
     scale: './scale.ts',
     plans: './plans.ts',
+    'pglite-size': './pglite-size.ts',
   };
   const driver = standalone[process.argv[2] as keyof typeof standalone];
   if (driver) return void (await import(driver));
