@@ -17,6 +17,8 @@ export interface Database {
   /** In-use and total connections, for /metrics. */
   poolStats(): { total: number; idle: number; waiting: number };
   ping(): Promise<void>;
+  /** The embedded database's size on disk (PGlite only: a PostgreSQL server is watched by its own tools). */
+  sizeBytes?(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -87,6 +89,12 @@ async function connectPostgres(url: string, options: DatabaseOptions): Promise<D
     ping: async () => {
       await sql`select 1`.execute(db);
     },
+    sizeBytes: async () => {
+      const { rows } = await sql<{
+        bytes: bigint;
+      }>`select pg_database_size(current_database()) as bytes`.execute(db);
+      return Number(rows[0].bytes);
+    },
     close: () => db.destroy(),
   };
 }
@@ -108,6 +116,12 @@ async function openPglite(dataDir: string): Promise<Database> {
     poolStats: () => ({ total: 1, idle: 1, waiting: 0 }),
     ping: async () => {
       await sql`select 1`.execute(db);
+    },
+    sizeBytes: async () => {
+      const { rows } = await sql<{
+        bytes: bigint;
+      }>`select pg_database_size(current_database()) as bytes`.execute(db);
+      return Number(rows[0].bytes);
     },
     close: () => db.destroy(),
   };

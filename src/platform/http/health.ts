@@ -3,6 +3,30 @@ import type { Adapters } from '../adapters.ts';
 import type { HealthCheck } from '../module.ts';
 
 const CHECK_TIMEOUT_MS = 2000;
+/**
+ * How large the embedded database (PGlite) grows before its hot paths slow down noticeably
+ * (measured: `npm run bench -- pglite-size`, bench/SCALE.md). Past it nothing is refused; the
+ * readiness check says so, and that it is time for DATABASE_URL.
+ */
+export const PGLITE_COMFORTABLE_BYTES = 2 * 1024 ** 3;
+
+/** The database's check, with the embedded database's size and a warning past its comfortable size. */
+export async function databaseCheck(
+  database: Adapters['database'],
+  comfortableBytes = PGLITE_COMFORTABLE_BYTES,
+): Promise<HealthCheck> {
+  const check = await timed(database.kind, database.ping);
+  if (check.status !== 'ok' || !database.sizeBytes) return check;
+  const size = await database.sizeBytes();
+  if (size <= comfortableBytes) return { ...check, size_bytes: size };
+  const mb = (bytes: number) => `${Math.round(bytes / 1024 ** 2)} MB`;
+  return {
+    ...check,
+    status: 'degraded',
+    size_bytes: size,
+    warning: `The embedded database holds ${mb(size)}, past the ${mb(comfortableBytes)} it serves comfortably: set DATABASE_URL to move to PostgreSQL`,
+  };
+}
 
 async function timed(kind: string, ping: () => Promise<void>): Promise<HealthCheck> {
   const started = performance.now();
@@ -51,7 +75,7 @@ export function registerHealth(
     },
     async (_request, reply) => {
       const [database, cache, limiter, pubsub, queue, extra] = await Promise.all([
-        timed(adapters.database.kind, adapters.database.ping),
+        databaseCheck(adapters.database),
         timed(adapters.cache.kind, adapters.cache.ping),
         timed(adapters.limiter.kind, adapters.limiter.ping),
         timed(adapters.pubsub.kind, adapters.pubsub.ping),

@@ -6,8 +6,10 @@ import { Type } from 'typebox';
 import { createTestAdapters, type TestAdapters, testConfig } from '../../../test/support/platform.ts';
 import { type App, buildApp } from '../../app.ts';
 import { createUserTokens } from '../auth/user-tokens.ts';
+import { createDatabase } from '../db/index.ts';
 import { platformError } from '../errors.ts';
 import { setRateLimitHeaders } from '../ratelimit/headers.ts';
+import { databaseCheck } from './health.ts';
 
 let app: App;
 let adapters: TestAdapters;
@@ -387,6 +389,28 @@ describe('platform routes', () => {
     assert.equal(body.status, 'ok');
     for (const name of ['database', 'cache', 'rate_limiter', 'pubsub', 'queue']) {
       assert.equal(body.checks[name].status, 'ok', name);
+    }
+    // The embedded database reports its size; a PostgreSQL server is watched by its own tools.
+    assert.equal(
+      typeof body.checks.database.size_bytes,
+      adapters.database.kind === 'pglite' ? 'number' : 'undefined',
+    );
+  });
+
+  test('an embedded database past its comfortable size is degraded, still ready, and says what to do', async () => {
+    const database = await createDatabase({ dataDir: 'memory://' });
+    try {
+      const small = await databaseCheck(database);
+      assert.equal(small.status, 'ok');
+      assert.ok(Number(small.size_bytes) > 0);
+      const large = await databaseCheck(database, 1024);
+      assert.equal(large.status, 'degraded');
+      assert.match(
+        String(large.warning),
+        /^The embedded database holds \d+ MB, past the 0 MB .*set DATABASE_URL/,
+      );
+    } finally {
+      await database.close();
     }
   });
 
