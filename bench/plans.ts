@@ -163,7 +163,30 @@ function writeSnapshots(all: Plan[]): void {
     writeFileSync(file, text);
     console.log(`${file}: ${mine.length} statements`);
   }
-  for (const plan of all.filter((p) => /Seq Scan on (\w+)/.test(p.plan))) {
-    console.log(`sequential scan in "${plan.path}": ${plan.query.replace(/\s+/g, ' ').slice(0, 160)}`);
+  for (const plan of all) {
+    for (const scan of largeSeqScans(plan.plan)) {
+      console.log(`"${plan.path}" reads ${scan}: ${plan.query.replace(/\s+/g, ' ').slice(0, 160)}`);
+    }
   }
+}
+
+/** Rows a sequential scan read past this many is a plan that reads more than it returns. */
+const LARGE_SCAN_ROWS = 10_000;
+
+/**
+ * Sequential scans that read many rows (returned plus removed by their filter, times loops): a
+ * catalogue of 5 cities or 18 templates is rightly read whole, a table that grows is not.
+ */
+function largeSeqScans(plan: string): string[] {
+  const lines = plan.split('\n');
+  return lines.flatMap((line, index) => {
+    const scan = /Seq Scan on (\w+).*actual time=\S+ rows=(\d+) loops=(\d+)/.exec(line);
+    if (!scan) return [];
+    const removed = lines
+      .slice(index + 1, index + 4)
+      .map((next) => /Rows Removed by Filter: (\d+)/.exec(next)?.[1])
+      .find(Boolean);
+    const read = (Number(scan[2]) + Number(removed ?? 0)) * Number(scan[3]);
+    return read > LARGE_SCAN_ROWS ? [`${read} rows of ${scan[1]} sequentially`] : [];
+  });
 }

@@ -61,7 +61,7 @@ export async function prepareFixtures(base: string, pool: pg.Pool): Promise<Fixt
   await createUsers(base, 100);
   for (let i = 0; i < 200; i++)
     await post('/api/notifications', notificationRequest(userId(i % 100)), AS_SERVICE);
-  const holdShow = await createShow(post);
+  const holdShow = await createShows(post);
   const buyers = await Promise.all(Array.from({ length: 200 }, () => guest(base)));
   const strings = async (query: string, params: unknown[] = []) =>
     (await pool.query(query, params)).rows.map((row) => String(Object.values(row)[0]));
@@ -85,10 +85,13 @@ export async function prepareFixtures(base: string, pool: pg.Pool): Promise<Fixt
   ).rows;
   return {
     pastes,
+    uncachedRead: { next: 0 },
     notifications,
     historyUsers: [...new Set(notifications.map((n) => n.user))],
+    // Shows of a cinema's size (the seeded ones, or the typical fixture), not the 10,000-seat arena.
     seatMapShows: await strings(
-      'select id from booking_shows where show_time > now() order by show_time limit 500',
+      'select id from booking_shows where show_time > now() and id <> $1 order by show_time limit 500',
+      [holdShow.id],
     ),
     holdShow,
     buyers,
@@ -114,8 +117,14 @@ async function createPastes(post: Post, pool: pg.Pool): Promise<void> {
 
 const SHOW_ROWS = 100;
 const SHOW_SEATS_PER_ROW = 100;
+/** A screen of the seeded layouts' size: what a seat map reads on an empty database too. */
+const TYPICAL = { rows: 12, seatsPerRow: 15 };
 
-async function createShow(post: Post): Promise<Fixtures['holdShow']> {
+/**
+ * An arena of 10,000 seats for the holds and bookings (they never run out in a run), and a show
+ * of a cinema's size for the seat map; returns the arena's show.
+ */
+async function createShows(post: Post): Promise<Fixtures['holdShow']> {
   const admin = { 'x-admin-key': 'dev-admin-key' };
   const stamp = Date.now().toString(36);
   const city = await post('/api/v1/admin/cities', { name: `Scale City ${stamp}` }, admin);
@@ -130,29 +139,43 @@ async function createShow(post: Post): Promise<Fixtures['holdShow']> {
     },
     admin,
   );
-  const rows = Array.from({ length: SHOW_ROWS }, (_, i) => ({
-    row: rowLabel(i),
-    seats: SHOW_SEATS_PER_ROW,
-    seat_type: 'REGULAR',
-  }));
+  const layout = (rows: number, seats: number) =>
+    Array.from({ length: rows }, (_, i) => ({ row: rowLabel(i), seats, seat_type: 'REGULAR' }));
   const theater = await post(
     '/api/v1/admin/theaters',
     {
       city_id: city.city_id,
       name: `Scale Arena ${stamp}`,
-      screens: [{ screen_number: 1, screen_type: 'Arena', rows, prices: { REGULAR: 499 } }],
+      screens: [
+        {
+          screen_number: 1,
+          screen_type: 'Arena',
+          rows: layout(SHOW_ROWS, SHOW_SEATS_PER_ROW),
+          prices: { REGULAR: 499 },
+        },
+        {
+          screen_number: 2,
+          screen_type: 'Standard',
+          rows: layout(TYPICAL.rows, TYPICAL.seatsPerRow),
+          prices: { REGULAR: 499 },
+        },
+      ],
     },
     admin,
   );
   const screens = theater.screens as { screen_id: string }[];
-  const show = await post(
-    '/api/v1/admin/shows',
-    {
-      movie_id: movie.movie_id,
-      screen_id: screens[0].screen_id,
-      show_time: new Date(Date.now() + 86_400_000).toISOString(),
-    },
-    admin,
+  const [arena] = await Promise.all(
+    screens.map((screen) =>
+      post(
+        '/api/v1/admin/shows',
+        {
+          movie_id: movie.movie_id,
+          screen_id: screen.screen_id,
+          show_time: new Date(Date.now() + 86_400_000).toISOString(),
+        },
+        admin,
+      ),
+    ),
   );
-  return { id: String(show.show_id), rows: SHOW_ROWS, seatsPerRow: SHOW_SEATS_PER_ROW };
+  return { id: String(arena.show_id), rows: SHOW_ROWS, seatsPerRow: SHOW_SEATS_PER_ROW };
 }

@@ -13,6 +13,8 @@ import { randomSeats } from './scenarios/booking-hold.ts';
 export interface Fixtures {
   /** Public pastes anyone may read: the first few again and again, the rest once each. */
   pastes: string[];
+  /** How far the uncached read has got through `pastes` on this database. */
+  uncachedRead: { next: number };
   notifications: { id: string; user: string }[];
   /** Users with a notification history. */
   historyUsers: string[];
@@ -37,7 +39,6 @@ const pick = <T>(items: T[]): T => items[randomInt(items.length)];
 
 /** Pastes read again and again (the rest of the list is read once each). */
 const CACHED = 8;
-let uncachedNext = 0;
 let plates = 0;
 const platePrefix = `S${Date.now().toString(36).slice(-4).toUpperCase()}`;
 
@@ -54,7 +55,7 @@ export const HOT_PATHS: HotPath[] = [
     table: 'pastes',
     // Each id once: a miss every time while the list lasts (fixtures make it longer than a run).
     step: async (send, _, f) => {
-      const id = f.pastes[CACHED + uncachedNext++];
+      const id = f.pastes[CACHED + f.uncachedRead.next++];
       if (id === undefined) return void (await sleep(50));
       await send('paste read (uncached)', 'GET', `/api/v1/paste/${id}`);
     },
