@@ -164,29 +164,38 @@ function writeSnapshots(all: Plan[]): void {
     console.log(`${file}: ${mine.length} statements`);
   }
   for (const plan of all) {
-    for (const scan of largeSeqScans(plan.plan)) {
+    for (const scan of largeScans(plan.plan)) {
       console.log(`"${plan.path}" reads ${scan}: ${plan.query.replace(/\s+/g, ' ').slice(0, 160)}`);
     }
   }
 }
 
-/** Rows a sequential scan read past this many is a plan that reads more than it returns. */
+/** A scan that reads past this many rows and returns fewer than it reads is flagged. */
 const LARGE_SCAN_ROWS = 10_000;
 
 /**
- * Sequential scans that read many rows (returned plus removed by their filter, times loops): a
- * catalogue of 5 cities or 18 templates is rightly read whole, a table that grows is not.
+ * Scans that read many rows to return few (returned plus removed by their filter, times loops):
+ * a catalogue of 5 cities or 18 templates is rightly read whole, a table that grows is not.
  */
-function largeSeqScans(plan: string): string[] {
+function largeScans(plan: string): string[] {
   const lines = plan.split('\n');
   return lines.flatMap((line, index) => {
-    const scan = /Seq Scan on (\w+).*actual time=\S+ rows=(\d+) loops=(\d+)/.exec(line);
+    const scan =
+      /((?:Seq|Index|Index Only|Bitmap Heap) Scan)(?: using \w+)? on (\w+).*actual time=\S+ rows=(\d+) loops=(\d+)/.exec(
+        line,
+      );
     if (!scan) return [];
-    const removed = lines
-      .slice(index + 1, index + 4)
-      .map((next) => /Rows Removed by Filter: (\d+)/.exec(next)?.[1])
-      .find(Boolean);
-    const read = (Number(scan[2]) + Number(removed ?? 0)) * Number(scan[3]);
-    return read > LARGE_SCAN_ROWS ? [`${read} rows of ${scan[1]} sequentially`] : [];
+    const removed = Number(
+      lines
+        .slice(index + 1, index + 5)
+        .map((next) => /Rows Removed by Filter: (\d+)/.exec(next)?.[1])
+        .find(Boolean) ?? 0,
+    );
+    const [returned, loops] = [Number(scan[3]), Number(scan[4])];
+    const read = (returned + removed) * loops;
+    const wasteful = scan[1] === 'Seq Scan' ? read > returned * loops : removed > returned;
+    return read > LARGE_SCAN_ROWS && wasteful
+      ? [`${read} rows of ${scan[2]} (${scan[1]}) for ${returned * loops}`]
+      : [];
   });
 }
