@@ -8,7 +8,7 @@ const CHECK_TIMEOUT_MS = 2000;
  * (measured: `npm run bench -- pglite-size`, bench/SCALE.md). Past it nothing is refused; the
  * readiness check says so, and that it is time for DATABASE_URL.
  */
-export const PGLITE_COMFORTABLE_BYTES = 2 * 1024 ** 3;
+export const PGLITE_COMFORTABLE_BYTES = 768 * 1024 ** 2;
 
 /** The database's check, with the embedded database's size and a warning past its comfortable size. */
 export async function databaseCheck(

@@ -5,9 +5,6 @@ import type { EventEmitter } from 'node:events';
  * handled by one member of the group at a time. Messages with the same `key` are handled in
  * publish order, one after the other, while other keys go on in parallel.
  */
-/** How long dead letters are kept for an operator to look at and redrive (both adapters). */
-export const DEAD_LETTER_KEEP_MS = 14 * 24 * 3600_000;
-
 export interface QueueMessage<T = unknown> {
   /** Deduplication id: a second publish with the same id inside the dedup window is dropped. */
   id: string;
@@ -53,6 +50,9 @@ export interface DeadLetter<T = unknown> {
 }
 
 export type Outcome = 'acked' | 'retried' | 'deferred' | 'dead_lettered';
+
+/** How long dead letters are kept for an operator to look at and redrive (both adapters). */
+export const DEAD_LETTER_KEEP_MS = 14 * 24 * 3600_000;
 
 export interface Queue {
   readonly kind: 'postgres' | 'jetstream';
