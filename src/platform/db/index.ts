@@ -89,12 +89,6 @@ async function connectPostgres(url: string, options: DatabaseOptions): Promise<D
     ping: async () => {
       await sql`select 1`.execute(db);
     },
-    sizeBytes: async () => {
-      const { rows } = await sql<{
-        bytes: bigint;
-      }>`select pg_database_size(current_database()) as bytes`.execute(db);
-      return Number(rows[0].bytes);
-    },
     close: () => db.destroy(),
   };
 }
