@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
 import { assertProblem } from '../../test/support/paste.ts';
-import { createTestApp, type TestApp } from '../../test/support/platform.ts';
+import { createTestApp, metricValue, type TestApp } from '../../test/support/platform.ts';
 import type { CleanupReport } from './cleanup.ts';
 import type { CreateInput } from './service.ts';
 
@@ -22,14 +22,6 @@ interface PasteApi {
 async function count(query: ReturnType<typeof sql<{ n: bigint }>>): Promise<number> {
   const { rows } = await query.execute(t.adapters.database.db);
   return Number(rows[0].n);
-}
-
-async function metric(name: string): Promise<number> {
-  const lines = (await t.app.inject({ method: 'GET', url: '/metrics' })).body.split('\n');
-  const line = lines.find(
-    (candidate) => candidate.startsWith(`${name} `) || candidate.startsWith(`${name}{`),
-  );
-  return line ? Number(line.split(' ').pop()) : Number.NaN;
 }
 
 test('hourly cleanup: 2,500 expired pastes soft-deleted in 3 batches, purged 24 h later with their content; live ones untouched', async () => {
@@ -58,7 +50,7 @@ test('hourly cleanup: 2,500 expired pastes soft-deleted in 3 batches, purged 24 
     410,
     'paste_expired',
   );
-  const batchesBefore = await metric('paste_cleanup_batches_total{step="soft_delete"}');
+  const batchesBefore = await metricValue(t.app, 'paste_cleanup_batches_total', 'step="soft_delete"');
   assert.ok(
     await t.app.platform.scheduler.runTick('paste.cleanup', t.clock.now()),
     'this instance ran the tick',
@@ -68,9 +60,12 @@ test('hourly cleanup: 2,500 expired pastes soft-deleted in 3 batches, purged 24 
     2500,
     'every expired paste is soft-deleted',
   );
-  assert.equal(await metric('paste_cleanup_soft_deleted_total'), 2500);
-  assert.equal((await metric('paste_cleanup_batches_total{step="soft_delete"}')) - (batchesBefore || 0), 3);
-  assert.equal(await metric('job_runs_total{job="paste.cleanup",outcome="ok"}'), 2);
+  assert.equal(await metricValue(t.app, 'paste_cleanup_soft_deleted_total'), 2500);
+  assert.equal(
+    (await metricValue(t.app, 'paste_cleanup_batches_total', 'step="soft_delete"')) - (batchesBefore || 0),
+    3,
+  );
+  assert.equal(await metricValue(t.app, 'job_runs_total', 'job="paste.cleanup",outcome="ok"'), 2);
   // A second instance waking for the same tick does not run it again.
   assert.equal(await t.app.platform.scheduler.runTick('paste.cleanup', t.clock.now()), false);
   // Soft-deleted: 410 until purged, and the content is still there.
@@ -97,8 +92,8 @@ test('hourly cleanup: 2,500 expired pastes soft-deleted in 3 batches, purged 24 
   });
   assert.equal(await count(sql`select count(*) as n from pastes`), 3, 'only the live pastes are left');
   assert.equal(await count(sql`select count(*) as n from paste_contents`), 3, 'orphaned content is gone');
-  assert.equal(await metric('paste_cleanup_purged_total'), 2500);
-  assert.equal(await metric('paste_cleanup_contents_removed_total'), 2499);
+  assert.equal(await metricValue(t.app, 'paste_cleanup_purged_total'), 2500);
+  assert.equal(await metricValue(t.app, 'paste_cleanup_contents_removed_total'), 2499);
   assertProblem(
     await t.app.inject({ method: 'GET', url: `/api/v1/paste/${expired[0]}` }),
     404,

@@ -54,9 +54,9 @@ export function notificationRetention(db: Db, keepMs: number, clock: Clock): Ret
         and (d.status in (${sql.join(OPEN_STATUSES)}) or d.updated_at >= ${cutoff}))`;
   };
   // Where the last batch stopped: the next one starts there, not at the front of the key, whose
-  // entries of the rows just removed stay until vacuum and were walked again by every batch (1 M
-  // rows removed: a batch of 2,000 went from 10 to 300 ms, oldest() took 1.4 s). Once an hour (of
-  // the cutoff) a batch starts at the front again, for the rows kept then that are final now.
+  // entries of the rows just removed stay until vacuum and were walked again by every batch, each
+  // slower than the last (figures in the README, "Retention"). Once an hour (of the cutoff) a
+  // batch starts at the front again, for the rows kept then that are final now.
   let cursor = { after: FRONT, since: 0 };
   const start = (cutoff: Date) => {
     if (cutoff.getTime() - cursor.since >= RESCAN_MS) cursor = { after: FRONT, since: cutoff.getTime() };
