@@ -123,3 +123,28 @@ test('a lease taken by someone else stops its runner at the next renewal', async
     await one.stop();
   }
 });
+
+test('a lease that lapsed while nobody took it is taken back; its runner goes on', async () => {
+  const { store, entries } = memoryStore();
+  const { start, owners } = runners();
+  let starts = 0;
+  const one = holdLeases(
+    options(store, 'one', (p) => {
+      starts++;
+      return start('one')(p);
+    }),
+  );
+  try {
+    await until(() => everyPartition((p) => owners(p).join() === 'one'), 'one runs everything');
+    const started = starts;
+    const key = 'g.p.a_topic.3';
+    const before = entries.get(key)?.revision ?? 0;
+    entries.delete(key); // the TTL ended it: the renewal came late
+    await until(() => (entries.get(key)?.revision ?? 0) > before, 'the lease held again');
+    assert.equal(entries.get(key)?.value, 'one');
+    assert.deepEqual(owners(3), ['one'], 'the same runner, never stopped');
+    assert.equal(starts, started, 'no runner restarted');
+  } finally {
+    await one.stop();
+  }
+});

@@ -63,8 +63,17 @@ export function holdLeases(options: LeaseOptions): { stop(): Promise<void> } {
   async function renew(p: number, entry: { revision: number; runner: PartitionRunner }) {
     try {
       entry.revision = await store.update(partitionKey(p), memberId, entry.revision);
+      return;
     } catch {
-      // Our lease lapsed and someone else may hold it now: stop at once.
+      // The lease lapsed: a tick came late (a busy process or server) and the TTL ended it.
+    }
+    try {
+      // Nobody took it meanwhile: take it back and keep the runner. Stopping it here made every
+      // late tick restart all the partitions' consumers, and a restart is slower than a tick,
+      // so a loaded process kept losing its leases and delivered nothing for long stretches.
+      entry.revision = await store.create(partitionKey(p), memberId);
+    } catch {
+      // Someone else holds it now: stop at once.
       owned.delete(p);
       await entry.runner.stop();
     }
