@@ -10,6 +10,7 @@ import { registerSignIn } from './platform/auth/sign-in.ts';
 import type { Config } from './platform/config.ts';
 import { migrateModule } from './platform/db/migrate.ts';
 import { platformError } from './platform/errors.ts';
+import { registerConditionalGets } from './platform/http/conditional.ts';
 import { registerHealth } from './platform/http/health.ts';
 import { idempotencyRetention, registerIdempotency } from './platform/http/idempotency.ts';
 import { registerInputGuards } from './platform/http/input.ts';
@@ -157,6 +158,7 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
   registerUrlRedaction(app);
   registerInputGuards(app);
   registerIdempotency(app, db, adapters.clock, config.secret);
+  registerConditionalGets(app);
   await app.register(formbody);
   registerPages(
     app,

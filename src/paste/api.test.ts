@@ -99,29 +99,59 @@ describe('create and read', () => {
     assert.deepEqual([...rows[0].data.subarray(0, 4)], [0x28, 0xb5, 0x2f, 0xfd], 'zstd frame magic');
   });
 
-  test('GET /{short_url}/raw serves text/plain with ETag and a Cache-Control bound to the expiry', async () => {
-    const { short_url } = await createPaste(t.app, { content: 'raw text\r\nline two', expires_in: 600 });
+  test('GET /{short_url}/raw serves text/plain with an ETag; caches must revalidate, so a deletion shows at once', async () => {
+    const { short_url, delete_token } = await createPaste(t.app, {
+      content: 'raw text\r\nline two',
+      expires_in: 600,
+    });
     const raw = await t.app.inject({ method: 'GET', url: `/${short_url}/raw` });
     assert.equal(raw.statusCode, 200);
     assert.equal(raw.headers['content-type'], 'text/plain; charset=utf-8');
     assert.equal(raw.body, 'raw text\r\nline two');
-    assert.equal(raw.headers['cache-control'], 'public, max-age=600');
+    assert.equal(raw.headers['cache-control'], 'public, no-cache');
     const etag = String(raw.headers.etag);
     assert.match(etag, /^"[0-9a-f]{32}"$/);
-    const again = await t.app.inject({
-      method: 'GET',
-      url: `/${short_url}/raw`,
-      headers: { 'if-none-match': etag },
-    });
-    assert.equal(again.statusCode, 304);
-    t.clock.advance(300_000);
-    const later = await t.app.inject({ method: 'GET', url: `/${short_url}/raw` });
-    assert.equal(later.headers['cache-control'], 'public, max-age=300');
+    for (const ifNoneMatch of [etag, `W/${etag}`, `"other", ${etag}`, '*']) {
+      const again = await t.app.inject({
+        method: 'GET',
+        url: `/${short_url}/raw`,
+        headers: { 'if-none-match': ifNoneMatch },
+      });
+      assert.equal(again.statusCode, 304, ifNoneMatch);
+      assert.equal(again.body, '');
+      assert.equal(again.headers.etag, etag);
+    }
+    const other = await t.app.inject({ url: `/${short_url}/raw`, headers: { 'if-none-match': '"other"' } });
+    assert.equal(other.statusCode, 200);
     const download = await t.app.inject({ method: 'GET', url: `/${short_url}/raw?download=1` });
     assert.equal(download.headers['content-disposition'], `attachment; filename="${short_url}.txt"`);
-    const never = await createPaste(t.app, { content: 'forever' });
-    const forever = await t.app.inject({ method: 'GET', url: `/${never.short_url}/raw` });
-    assert.equal(forever.headers['cache-control'], 'public, max-age=86400');
+    // A cache revalidating after the delete learns it at once: no max-age let it keep the text.
+    const deleted = await t.app.inject({
+      method: 'DELETE',
+      url: `/api/v1/paste/${short_url}`,
+      headers: { 'x-delete-token': delete_token },
+    });
+    assert.equal(deleted.statusCode, 204);
+    const revalidated = await t.app.inject({ url: `/${short_url}/raw`, headers: { 'if-none-match': etag } });
+    assert.equal(revalidated.statusCode, 410);
+  });
+
+  test('GET /api/v1/paste/{short_url}: a weak ETag (the views move, the paste does not) and 304 on a match', async () => {
+    const { short_url } = await createPaste(t.app, { content: 'json read' });
+    const url = `/api/v1/paste/${short_url}`;
+    // The first read loads the paste (the uncached path), the next ones come from this process.
+    const first = await t.app.inject({ url });
+    assert.equal(first.statusCode, 200);
+    assert.equal(first.headers['cache-control'], 'public, no-cache');
+    const etag = String(first.headers.etag);
+    assert.match(etag, /^W\/"[0-9a-f]{32}"$/);
+    const second = await t.app.inject({ url });
+    assert.equal(second.headers.etag, etag, 'the same validator although the views count moved');
+    const again = await t.app.inject({ url, headers: { 'if-none-match': etag } });
+    assert.equal(again.statusCode, 304);
+    assert.equal(again.body, '');
+    const alias = await t.app.inject({ url: `/paste/${short_url}`, headers: { 'if-none-match': etag } });
+    assert.equal(alias.statusCode, 304);
   });
 
   test('an expired paste is 410 (the API, the raw text and the page)', async () => {

@@ -56,7 +56,7 @@ export const pasteModule: ServiceModule = {
         invalidate: reads.invalidate,
       },
       async routes(app) {
-        await app.register(pasteApiRoutes, { pastes: service, reads, clock: deps.clock });
+        await app.register(pasteApiRoutes, { pastes: service, reads });
         await app.register(pastePageRoutes, { pastes: service, reads, baseUrl: deps.config.baseUrl });
       },
       jobs: [

@@ -46,7 +46,10 @@ export interface LocalEntry {
   views: number;
   /** `paste.id` as the key of the pending view counts. */
   idKey: bigint;
+  /** The content's validator, for the raw text. */
   etag: string;
+  /** Weak: the JSON's views count moves on every read, the rest never does. */
+  jsonEtag: string;
   /** The highlighted page body, rendered on the first page view. */
   page?: Highlighted;
 }
@@ -176,6 +179,7 @@ export function createPasteReads(deps: ReadsDeps): PasteReads {
       views: paste.views + (pending.get(id) ?? 0),
       idKey: id,
       etag: `"${paste.hash.slice(0, 32)}"`,
+      jsonEtag: `W/"${paste.hash.slice(0, 32)}"`,
     };
   }
 

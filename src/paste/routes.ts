@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Clock } from '../platform/clock.ts';
+import { conditional } from '../platform/http/conditional.ts';
 import { accountOf, OWNER_ONLY, PUBLIC_OR_OWNER, readerOf } from './accounts.ts';
 import { emptyContentCheck, spendAndCreate, useCreateBodyParsers } from './create.ts';
 import { pasteError } from './errors.ts';
@@ -30,7 +30,6 @@ const tags = ['paste'];
 export interface PasteApiOptions {
   pastes: PasteService;
   reads: PasteReads;
-  clock: Clock;
 }
 
 /** The JSON API: create, read, raw, delete, users. Pages are in pages/routes.ts. */
@@ -106,7 +105,7 @@ function rawInput(content: string, query: CreatePasteQuery, passwordHeader: unkn
 }
 
 /** GET of a paste as JSON (and its alias), as raw text, and the languages list. */
-const readRoutes: FastifyPluginAsyncTypebox<PasteApiOptions> = async (app, { pastes, reads, clock }) => {
+const readRoutes: FastifyPluginAsyncTypebox<PasteApiOptions> = async (app, { pastes, reads }) => {
   const readSchema = {
     tags,
     description:
@@ -138,13 +137,15 @@ const readRoutes: FastifyPluginAsyncTypebox<PasteApiOptions> = async (app, { pas
         const entry = reads.peek(request.params.short_url);
         if (entry?.open) {
           if (request.method !== 'HEAD') reads.countView(entry);
-          sendJson(reply, reads.json(entry));
+          sendOpenJson(request, reply, reads, entry);
           return;
         }
         return (async () => {
           const outcome = await pastes.read(request.params.short_url, readerOf(request));
           if (outcome.kind === 'preview') previewReply(reply);
-          else sendJson(reply.header('cache-control', 'no-store'), reads.json(outcome.entry));
+          else if (!outcome.entry.open)
+            sendJson(reply.header('cache-control', 'no-store'), reads.json(outcome.entry));
+          else sendOpenJson(request, reply, reads, outcome.entry);
           return reply;
         })();
       },
@@ -184,13 +185,13 @@ const readRoutes: FastifyPluginAsyncTypebox<PasteApiOptions> = async (app, { pas
       const entry = reads.peek(request.params.short_url);
       if (entry?.open && !download) {
         if (request.method !== 'HEAD') reads.countView(entry);
-        sendRaw(request, reply, entry, false, clock);
+        sendRaw(request, reply, entry, false);
         return;
       }
       return (async () => {
         const outcome = await pastes.read(request.params.short_url, readerOf(request));
         if (outcome.kind === 'preview') previewReply(reply);
-        else sendRaw(request, reply, outcome.entry, download, clock);
+        else sendRaw(request, reply, outcome.entry, download);
         return reply;
       })();
     },
@@ -275,6 +276,12 @@ function sendJson(reply: FastifyReply, body: string) {
   reply.type(JSON_TYPE).send(body);
 }
 
+/** A paste anyone may read: its validator, and a 304 when the client holds this version. */
+function sendOpenJson(request: FastifyRequest, reply: FastifyReply, reads: PasteReads, entry: LocalEntry) {
+  if (conditional(request, reply, entry.jsonEtag)) reply.send();
+  else sendJson(reply, reads.json(entry));
+}
+
 function noContent(reply: FastifyReply) {
   reply.code(204).send();
 }
@@ -287,22 +294,11 @@ function previewReply(reply: FastifyReply) {
     .send('This paste is deleted after it is read once. Open it in a browser to read it.\n');
 }
 
-function sendRaw(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  entry: LocalEntry,
-  download: boolean,
-  clock: Clock,
-) {
+function sendRaw(request: FastifyRequest, reply: FastifyReply, entry: LocalEntry, download: boolean) {
   const { paste } = entry;
-  if (entry.open) {
-    const seconds = Math.floor(Math.min(86_400_000, entry.expiresAtMs - clock.now().getTime()) / 1000);
-    reply.header('cache-control', `public, max-age=${Math.max(0, seconds)}`);
-  } else {
-    reply.header('cache-control', 'private, no-store');
-  }
-  reply.header('etag', entry.etag);
+  // Never a max-age: a paste can be deleted at any time, and a cache must not outlive that.
+  if (!entry.open) reply.header('cache-control', 'private, no-store');
   if (download) reply.header('content-disposition', `attachment; filename="${paste.short_url}.txt"`);
-  if (request.headers['if-none-match'] === entry.etag) return reply.code(304).send();
+  if (conditional(request, reply, entry.etag)) return reply.send();
   return reply.type(TEXT_TYPE).send(paste.content);
 }

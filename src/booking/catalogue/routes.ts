@@ -22,7 +22,8 @@ import {
 import type { CatalogueService } from './service.ts';
 
 const tags = ['booking'];
-const PUBLIC = { access: { public: true as const } };
+/** Public reads: a weak ETag and revalidation (platform/http/conditional.ts). */
+const PUBLIC_READ = { access: { public: true as const }, cache: 'revalidate' as const };
 const ADMIN = { access: { admin: true as const } };
 const adminTags = ['booking admin'];
 
@@ -33,7 +34,7 @@ export const catalogueRoutes: FastifyPluginAsyncTypebox<{ catalogue: CatalogueSe
   app.get(
     '/api/v1/cities',
     {
-      config: PUBLIC,
+      config: PUBLIC_READ,
       schema: { tags, summary: 'List cities', response: { 200: Type.Object({ cities: Type.Array(City) }) } },
     },
     async () => ({ cities: await catalogue.listCities() }),
@@ -42,7 +43,7 @@ export const catalogueRoutes: FastifyPluginAsyncTypebox<{ catalogue: CatalogueSe
   app.get(
     '/api/v1/cities/:id/shows',
     {
-      config: PUBLIC,
+      config: PUBLIC_READ,
       schema: {
         tags,
         summary: "A city's shows on a local date (default today), grouped by movie and theater",
@@ -59,7 +60,7 @@ export const catalogueRoutes: FastifyPluginAsyncTypebox<{ catalogue: CatalogueSe
   app.get(
     '/api/v1/movies/:id',
     {
-      config: PUBLIC,
+      config: PUBLIC_READ,
       schema: {
         tags,
         summary: 'A movie',
@@ -79,7 +80,7 @@ export const catalogueRoutes: FastifyPluginAsyncTypebox<{ catalogue: CatalogueSe
   app.get(
     '/api/v1/movies/:id/shows',
     {
-      config: PUBLIC,
+      config: PUBLIC_READ,
       schema: {
         tags,
         summary: "A movie's shows, by theater (one city and local date, or the coming week)",
@@ -94,7 +95,7 @@ export const catalogueRoutes: FastifyPluginAsyncTypebox<{ catalogue: CatalogueSe
   app.get(
     '/api/v1/theaters/:id',
     {
-      config: PUBLIC,
+      config: PUBLIC_READ,
       schema: { tags, summary: 'A theater and its screens', params: IdParams, response: { 200: Theater } },
     },
     async (request) => catalogue.getTheater(request.params.id),
@@ -102,7 +103,7 @@ export const catalogueRoutes: FastifyPluginAsyncTypebox<{ catalogue: CatalogueSe
 
   app.get(
     '/api/v1/shows/:id',
-    { config: PUBLIC, schema: { tags, summary: 'A show', params: IdParams, response: { 200: Show } } },
+    { config: PUBLIC_READ, schema: { tags, summary: 'A show', params: IdParams, response: { 200: Show } } },
     async (request) => catalogue.getShow(request.params.id),
   );
 

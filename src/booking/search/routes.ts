@@ -8,7 +8,7 @@ export const searchRoutes: FastifyPluginAsyncTypebox<{ search: SearchService }> 
   app.get(
     '/api/v1/movies',
     {
-      config: { access: { public: true } },
+      config: { access: { public: true }, cache: 'revalidate' },
       schema: {
         tags,
         summary: 'Search movies: full-text on title, filters, sort, pages',
@@ -22,7 +22,7 @@ export const searchRoutes: FastifyPluginAsyncTypebox<{ search: SearchService }> 
   app.get(
     '/api/v1/movies/suggest',
     {
-      config: { access: { public: true } },
+      config: { access: { public: true }, cache: 'revalidate' },
       schema: {
         tags,
         summary: 'Autocomplete movie titles (tolerates typos)',

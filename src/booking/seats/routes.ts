@@ -15,7 +15,7 @@ export const seatsRoutes: FastifyPluginAsyncTypebox<{
   app.get(
     '/api/v1/shows/:id/seats',
     {
-      config: { access: { public: true } },
+      config: { access: { public: true }, cache: 'revalidate' },
       schema: {
         tags,
         summary: 'Seats of a show with status and price (held seats show as BOOKED)',

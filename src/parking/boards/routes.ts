@@ -13,7 +13,7 @@ export const boardsRoutes: FastifyPluginAsyncTypebox<{ boards: BoardsService; li
   app.get(
     '/api/v1/parking/availability',
     {
-      config: access.public,
+      config: access.publicRead,
       schema: { tags, summary: 'Free spots per floor and type', response: { 200: Availability } },
     },
     async () => boards.availability(),
@@ -22,7 +22,7 @@ export const boardsRoutes: FastifyPluginAsyncTypebox<{ boards: BoardsService; li
   app.get(
     '/api/v1/parking/boards',
     {
-      config: access.public,
+      config: access.publicRead,
       schema: {
         tags,
         summary: 'The display boards: free and total spots per floor and type',
