@@ -469,6 +469,25 @@ describe('refusals', () => {
     assert.equal(second.json().short_url, first.json().short_url);
   });
 
+  test("two anonymous clients with the same key and content each get their own paste, not the other's delete token", async () => {
+    const send = (ip: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/api/v1/paste',
+        payload: { content: 'same words' },
+        headers: { 'idempotency-key': 'k-shared' },
+        remoteAddress: ip,
+      });
+    const [one, two] = [freshIp(), freshIp()];
+    const first = await send(one);
+    const second = await send(two);
+    assert.equal(second.statusCode, 201, second.body);
+    assert.equal(second.headers['idempotent-replayed'], undefined);
+    assert.notEqual(second.json().short_url, first.json().short_url);
+    assert.notEqual(second.json().delete_token, first.json().delete_token);
+    assert.equal((await send(one)).body, first.body, 'the first client still replays its own');
+  });
+
   test('a body refused as invalid never claims its Idempotency-Key (checked before the idempotency hook)', async () => {
     const ip = freshIp();
     const send = (payload: object, key: string) =>

@@ -49,7 +49,9 @@ const createRoutes: FastifyPluginAsyncTypebox<PasteApiOptions> = async (scope, {
       'JSON `{content, syntax?, expires_in?, is_private?, password?, burn_after_read?}` answers JSON; a raw text body ' +
       '(`curl --data-binary @file …/paste`) answers the URL as text/plain, with the delete token in X-Delete-Token. ' +
       'Limits: 10 MB of UTF-8 (413, refused before the body is read when Content-Length says so), text only ' +
-      '(422), creates per IP or per API key (429 with Retry-After).',
+      '(422), creates per IP or per API key (429 with Retry-After). An optional Idempotency-Key replays the first ' +
+      "answer for 24 h (another body → 422 `idempotency_key_reused`); it belongs to the API key's owner, or without " +
+      'one to the client address, so nobody else sending the same key gets this paste or its delete token.',
     body: createBody,
     querystring: CreatePasteQuery,
     response: {

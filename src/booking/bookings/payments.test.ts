@@ -40,6 +40,25 @@ async function freshHold(seats = 2) {
   return response.json() as { hold_id: string; seats: string[]; user_id: string; total_amount: number };
 }
 
+/** A seat label of the show no other test holds. */
+function nextLabel() {
+  return `${'ABC'[row % 3]}${Math.floor(row++ / 3) * 2 + 1}`;
+}
+
+/** What a user's bookings left behind: booking rows, payments, and charges the gateway took. */
+async function bookedByUser(userId: string) {
+  const { rows } = await sql<{ bookings: number; payments: number; charges: number }>`select
+      (select count(*)::int from booking_bookings where user_id = ${userId}) as bookings,
+      (select count(*)::int from payments p join booking_bookings b on p.reference = b.id::text
+        where p.purpose = 'booking' and b.user_id = ${userId}) as payments,
+      (select count(*)::int from payments_sandbox_charges c join payments p on p.id::text = c.payment_id
+        join booking_bookings b on p.reference = b.id::text
+        where p.purpose = 'booking' and b.user_id = ${userId} and c.status = 'succeeded') as charges`.execute(
+    t.adapters.database.db,
+  );
+  return rows[0];
+}
+
 /** A booking as its user reads it. */
 async function booking(id: string, userId: string) {
   const response = await t.app.inject({ url: `/api/v1/bookings/${id}`, headers: t.asUser(userId) });
@@ -158,6 +177,55 @@ describe('a successful payment', () => {
     // A new key for a booked hold: 409, nothing charged.
     assertProblem(await book(t, held, TEST_CARDS.success), 409, 'hold_already_booked');
     assert.equal((await payments.listByReference('booking', first.json().booking_id)).length, 1);
+  });
+
+  test("the Idempotency-Key is the user's, not the hold's: another hold with it is 422, one booking and one charge", async () => {
+    const userId = randomUUID();
+    const otherShow = (await seedShow(t, { multiplier: 1 })).showId;
+    // Two live holds of one user (one per show).
+    const first = (await hold(t, showId, [nextLabel()], userId)).json();
+    const second = (await hold(t, otherShow, ['A1'], userId)).json();
+    const key = randomUUID();
+    const booked = await book(t, first, TEST_CARDS.success, key);
+    assert.equal(booked.statusCode, 201, booked.body);
+    assertProblem(await book(t, second, TEST_CARDS.success, key), 422, 'idempotency_key_reused');
+    const replay = await book(t, first, TEST_CARDS.success, key);
+    assert.equal(replay.statusCode, 201);
+    assert.equal(replay.headers['idempotent-replayed'], 'true');
+    assert.equal(replay.json().booking_id, booked.json().booking_id);
+    assert.deepEqual(await bookedByUser(userId), { bookings: 1, payments: 1, charges: 1 });
+    assert.equal(await holdStatus(second), 'HELD', 'the other hold was not paid');
+  });
+
+  test('the same key with two holds at once: one booking and one charge, the other 422 or 409', async () => {
+    const userId = randomUUID();
+    const otherShow = (await seedShow(t, { multiplier: 1 })).showId;
+    const first = (await hold(t, showId, [nextLabel()], userId)).json();
+    const second = (await hold(t, otherShow, ['A1'], userId)).json();
+    const key = randomUUID();
+    const answers = await Promise.all([
+      book(t, first, TEST_CARDS.success, key),
+      book(t, second, TEST_CARDS.success, key),
+    ]);
+    const codes = answers.map((answer) => answer.statusCode).sort();
+    assert.equal(codes[0], 201, answers.map((answer) => answer.body).join('\n'));
+    assert.ok([409, 422].includes(codes[1]), `the other: ${codes[1]}`);
+    assert.deepEqual(await bookedByUser(userId), { bookings: 1, payments: 1, charges: 1 });
+  });
+
+  test('two users who send the same key each get their own booking', async () => {
+    const key = randomUUID();
+    const [ana, bob] = [await freshHold(1), await freshHold(1)];
+    const anas = await book(t, ana, TEST_CARDS.success, key);
+    const bobs = await book(t, bob, TEST_CARDS.success, key);
+    assert.equal(bobs.statusCode, 201, bobs.body);
+    assert.equal(bobs.headers['idempotent-replayed'], undefined);
+    assert.notEqual(bobs.json().booking_id, anas.json().booking_id);
+    assert.equal(bobs.json().user_id, bob.user_id);
+    assert.equal((await book(t, ana, TEST_CARDS.success, key)).json().booking_id, anas.json().booking_id);
+    assert.equal((await book(t, bob, TEST_CARDS.success, key)).json().booking_id, bobs.json().booking_id);
+    assert.deepEqual(await bookedByUser(ana.user_id), { bookings: 1, payments: 1, charges: 1 });
+    assert.deepEqual(await bookedByUser(bob.user_id), { bookings: 1, payments: 1, charges: 1 });
   });
 
   test('bad card details are 422 and change nothing: the hold stays, a good card then books', async () => {

@@ -34,7 +34,9 @@ export const bookingsRoutes: FastifyPluginAsyncTypebox<{ bookings: BookingsServi
           '201 CONFIRMED with `qr_code`; 202 PENDING while the payment gateway has not answered (poll ' +
           'GET /api/v1/bookings/{id}); 402 `payment_declined` (booking FAILED, seats released); ' +
           '410 `hold_expired`. A second successful payment for the same hold is refunded automatically. ' +
-          'An Idempotency-Key the user already sent with another body → 422 `idempotency_key_reused`.',
+          "The Idempotency-Key is the user's (not the hold's): sent again with the same body it replays the first " +
+          'answer; with another body (another hold included) → 422 `idempotency_key_reused`, nothing booked or ' +
+          "charged. Another user's same key is their own request.",
         headers: Type.Object({ 'idempotency-key': Type.String({ minLength: 1, maxLength: 255 }) }),
         body: BookingCreate,
         response: { 201: Booking, 202: Booking },

@@ -5,16 +5,27 @@ import { card, enter, exit, lotEnv, lotJson } from '../../../test/support/parkin
 import { paymentsApi } from '../../../test/support/payments.ts';
 import { createTestApp, type TestApp } from '../../../test/support/platform.ts';
 import { type PaymentsApi, TEST_CARDS } from '../../payments/api.ts';
+import { DEV_OPERATOR_KEYS } from '../../platform/auth/keys.ts';
 import { TICKETS_CHANNEL, type TicketEvent } from '../boards/events.ts';
 
 let t: TestApp;
 let payments: PaymentsApi;
 const ticketEvents: TicketEvent[] = [];
 let plates = 0;
+/** A second panel with a key of its own, next to the development operator (`t.asOperator`). */
+const SECOND_PANEL = 'exit-south parking:panel second-panel-key';
+const asSecondPanel = { 'x-operator-key': 'second-panel-key' };
 
 before(async () => {
   const lot = lotJson({ floors: [{ floor: 1, spots: { COMPACT: 60 } }] });
-  t = await createTestApp({ services: ['parking'], env: { ...lotEnv(lot), PAYMENT_TIMEOUT_MS: '100' } });
+  t = await createTestApp({
+    services: ['parking'],
+    env: {
+      ...lotEnv(lot),
+      PAYMENT_TIMEOUT_MS: '100',
+      OPERATOR_KEYS: `${DEV_OPERATOR_KEYS}; ${SECOND_PANEL}`,
+    },
+  });
   payments = paymentsApi(t.app);
   await t.adapters.pubsub.subscribe(TICKETS_CHANNEL, (message) => ticketEvents.push(message as TicketEvent));
 });
@@ -190,6 +201,45 @@ describe('POST /api/v1/parking/exit', () => {
     const other = await exit(t, id, { card: TEST_CARDS.declined, key: `k-${id}` });
     assert.equal(other.statusCode, 422);
     assert.equal(other.json().code, 'idempotency_key_reused');
+  });
+
+  test("a panel's key sent again for another ticket is 422: that car is not charged; the first still replays", async () => {
+    const id = await parked();
+    const next = await parked();
+    const key = `k-${id}-reused`;
+    const first = await exit(t, id, { card: TEST_CARDS.success, key });
+    assert.equal(first.json().status, 'COMPLETED', first.body);
+    const reused = await exit(t, next, { card: TEST_CARDS.success, key });
+    assert.equal(reused.statusCode, 422, reused.body);
+    assert.match(String(reused.headers['content-type']), /^application\/problem\+json/);
+    assert.equal(reused.json().code, 'idempotency_key_reused');
+    assert.equal((await payments.listByReference('parking', next)).length, 0, 'nothing asked of payments');
+    assert.equal((await ticket(next)).status, 'ACTIVE');
+    const replay = await exit(t, id, { card: TEST_CARDS.success, key });
+    assert.equal(replay.headers['idempotent-replayed'], 'true');
+    assert.equal(replay.body, first.body);
+    const [payment] = await payments.listByReference('parking', id);
+    assert.equal(await charges(payment.id), 1, 'charged once');
+  });
+
+  test('two panels that send the same key each get their own answer', async () => {
+    const [mine, theirs] = [await parked(), await parked()];
+    const key = `shared-${mine}`;
+    const first = await exit(t, mine, { card: TEST_CARDS.success, key });
+    assert.equal(first.json().status, 'COMPLETED', first.body);
+    const second = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/parking/exit',
+      headers: { ...asSecondPanel, 'idempotency-key': key },
+      payload: { ticketId: theirs, payment: card(TEST_CARDS.success) },
+    });
+    assert.equal(second.statusCode, 200, second.body);
+    assert.equal(second.headers['idempotent-replayed'], undefined);
+    assert.equal(second.json().ticketId, theirs);
+    assert.notEqual(second.json().paymentId, first.json().paymentId);
+    assert.equal((await ticket(theirs)).status, 'PAID');
+    // The first panel's key still names its own request.
+    assert.equal((await exit(t, mine, { card: TEST_CARDS.success, key })).body, first.body);
   });
 
   test('bad card details are refused before anything is charged', async () => {

@@ -158,6 +158,23 @@ describe('POST /api/v1/parking/tickets/lost', () => {
     assert.equal((await lost(plate)).json().code, 'vehicle_not_found', 'it has left');
   });
 
+  test("an attendant's key sent again for another plate is 422: that ticket stays as it was", async () => {
+    const first = await parked();
+    const firstPlate = `LT${plates}`;
+    const other = await parked();
+    const key = `lost-${first}`;
+    const paid = await lost(firstPlate, { card: TEST_CARDS.success, key });
+    assert.equal(paid.json().ticketStatus, 'PAID', paid.body);
+    const reused = await lost(`LT${plates}`, { card: TEST_CARDS.success, key });
+    assert.equal(reused.statusCode, 422, reused.body);
+    assert.equal(reused.json().code, 'idempotency_key_reused');
+    assert.equal((await ticket(other)).status, 'ACTIVE', 'not marked LOST');
+    assert.equal((await payments.listByReference('parking', other)).length, 0, 'nothing charged');
+    const replay = await lost(firstPlate, { card: TEST_CARDS.success, key });
+    assert.equal(replay.headers['idempotent-replayed'], 'true');
+    assert.equal(replay.body, paid.body);
+  });
+
   test('an exit payment waiting for the page is withdrawn in favour of the lost-ticket fee', async () => {
     const id = await parked();
     const exitDue = (await exit(t, id)).json();

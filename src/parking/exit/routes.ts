@@ -17,8 +17,9 @@ export const exitRoutes: FastifyPluginAsyncTypebox<{ checkout: Checkout; live: L
   app,
   { checkout, live },
 ) => {
-  // Keys are scoped per ticket (or plate), so two panels can never collide on one.
-  const paying = { idempotency: { scope: 'parking.pay', principal: ticketOrPlate } };
+  // Keys are scoped by the proven panel or attendant, not by the ticket in the body: a key sent
+  // again for another ticket is 422 rather than a second charge; two operators never collide.
+  const paying = { idempotency: { scope: 'parking.pay' } };
 
   app.post(
     '/api/v1/parking/exit',
@@ -29,7 +30,7 @@ export const exitRoutes: FastifyPluginAsyncTypebox<{ checkout: Checkout; live: L
         summary:
           'A vehicle leaves: the fee and its payment (paid at once with a card, or later on paymentUrl)',
         description:
-          'Without `payment` the answer holds a PENDING payment and its hosted `paymentUrl`; asking again returns the same payment. With `payment` (card details) the card is charged once: COMPLETED frees the spot and opens the gate; a declined card is a 402 and the ticket stays ACTIVE. Paying needs an `Idempotency-Key` header.',
+          "Without `payment` the answer holds a PENDING payment and its hosted `paymentUrl`; asking again returns the same payment. With `payment` (card details) the card is charged once: COMPLETED frees the spot and opens the gate; a declined card is a 402 and the ticket stays ACTIVE. Paying needs an `Idempotency-Key` header: the same key and body replay the first answer; the panel's key sent again for another ticket or card → 422 `idempotency_key_reused`, nothing charged.",
         body: ExitBody,
         response: { 200: ExitResult, 202: ExitResult },
       },
@@ -50,7 +51,7 @@ export const exitRoutes: FastifyPluginAsyncTypebox<{ checkout: Checkout; live: L
         tags,
         summary: 'Lost ticket: find the vehicle by plate, mark the ticket LOST, charge the lost-ticket fee',
         description:
-          "The fee is the lot's lost-ticket fee or, when more, the fee the stay has reached so far under the lot's pricing. An exit payment already waiting is withdrawn first.",
+          "The fee is the lot's lost-ticket fee or, when more, the fee the stay has reached so far under the lot's pricing. An exit payment already waiting is withdrawn first. Paying needs an `Idempotency-Key` header; the attendant's key sent again for another plate → 422 `idempotency_key_reused`, nothing changed.",
         body: LostBody,
         response: { 200: ExitResult, 202: ExitResult },
       },
@@ -108,18 +109,6 @@ export const exitRoutes: FastifyPluginAsyncTypebox<{ checkout: Checkout; live: L
     async (request) => checkout.refund(request.params.ticketId, request.body.reason),
   );
 };
-
-/**
- * The identity an exit's or lost ticket's idempotency key is scoped by. It runs after validation,
- * but the idempotency hook serves every route, so it sees the body untyped and narrows it here.
- */
-function ticketOrPlate(request: FastifyRequest): string | undefined {
-  const body = request.body;
-  if (typeof body !== 'object' || body === null) return undefined;
-  if ('ticketId' in body && typeof body.ticketId === 'string') return body.ticketId;
-  if ('licensePlate' in body && typeof body.licensePlate === 'string') return body.licensePlate;
-  return undefined;
-}
 
 /** Card details travel without spaces; paying needs the Idempotency-Key (DESIGN.md). */
 function payment(request: FastifyRequest, card: CardDetails | undefined) {

@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { createTestAdapters, type TestAdapters, testConfig } from '../../../test/support/platform.ts';
 import { type App, buildApp } from '../../app.ts';
+import { createUserTokens } from '../auth/user-tokens.ts';
 
 /**
  * Stored idempotent responses are sealed: what a client is shown once (a paste's delete token)
@@ -12,9 +13,12 @@ import { type App, buildApp } from '../../app.ts';
 let app: App;
 let adapters: TestAdapters;
 let made = 0;
+let asUser: (userId: string) => { authorization: string };
 
 before(async () => {
   const config = testConfig({}, ['paste']);
+  const tokens = createUserTokens(config.secret);
+  asUser = (userId) => ({ authorization: `Bearer ${tokens.issue(userId)}` });
   adapters = await createTestAdapters(config);
   app = await buildApp(config, adapters, { logger: false });
   app.post(
@@ -28,8 +32,23 @@ before(async () => {
         .send({ n: made, secret: `s3cr3t-${made}` });
     },
   );
+  // A route of a signed-in user that (like booking once did) names a body field as its principal.
+  app.post(
+    '/test/orders',
+    {
+      config: {
+        access: { user: true },
+        idempotency: { scope: 'test.orders', principal: (request) => String((request.body as Order).item) },
+      },
+    },
+    async (request, reply) => reply.code(201).send({ n: ++made, item: (request.body as Order).item }),
+  );
   await app.ready();
 });
+
+interface Order {
+  item: number;
+}
 after(async () => {
   await app.close();
   await adapters.close();
@@ -98,5 +117,57 @@ describe('stored idempotent responses', () => {
     assert.equal(replay.headers['idempotent-replayed'], 'true');
     assert.equal(replay.body, '{"n":0,"secret":"from-before"}');
     assert.equal(replay.headers.location, '/old');
+  });
+});
+
+describe('whose keys', () => {
+  const order = (userId: string, key: string, item: number) =>
+    app.inject({
+      method: 'POST',
+      url: '/test/orders',
+      headers: { ...asUser(userId), 'idempotency-key': key },
+      payload: { item },
+    });
+
+  test("a signed-in caller's key is theirs, not a body field's: another body with it is 422, nothing runs", async () => {
+    const first = await order('ana', 'order-1', 1);
+    assert.equal(first.statusCode, 201, first.body);
+    const before = made;
+    const reused = await order('ana', 'order-1', 2);
+    assert.equal(reused.statusCode, 422, reused.body);
+    assert.match(String(reused.headers['content-type']), /^application\/problem\+json/);
+    assert.equal(reused.json().code, 'idempotency_key_reused');
+    assert.equal(made, before, 'the handler did not run');
+    const replay = await order('ana', 'order-1', 1);
+    assert.equal(replay.headers['idempotent-replayed'], 'true');
+    assert.equal(replay.body, first.body);
+  });
+
+  test('two callers with the same key each get their own answer', async () => {
+    const ana = await order('ana', 'order-2', 1);
+    const bob = await order('bob', 'order-2', 1);
+    assert.equal(bob.statusCode, 201);
+    assert.equal(bob.headers['idempotent-replayed'], undefined);
+    assert.notEqual(bob.json().n, ana.json().n);
+    assert.equal((await order('bob', 'order-2', 1)).body, bob.body, "bob's repeat replays bob's answer");
+  });
+
+  test("anonymous callers are told apart by address: the same key and body never replay another's secret", async () => {
+    const send = (remoteAddress: string) =>
+      app.inject({
+        method: 'POST',
+        url: '/test/secrets',
+        headers: { 'idempotency-key': 'anonymous-1' },
+        payload: { item: 1 },
+        remoteAddress,
+      });
+    const first = await send('203.0.113.1');
+    const other = await send('203.0.113.2');
+    assert.equal(other.statusCode, 201);
+    assert.equal(other.headers['idempotent-replayed'], undefined);
+    assert.notEqual(other.json().secret, first.json().secret);
+    const again = await send('203.0.113.1');
+    assert.equal(again.headers['idempotent-replayed'], 'true');
+    assert.equal(again.body, first.body);
   });
 });

@@ -13,12 +13,19 @@ import { createResponseSeal, type StoredResponse } from './response-seal.ts';
  * Stripe's semantics). Enable per route with `config: {idempotency: {scope, required?}}`.
  * The first response is stored for 24 h and replayed byte for byte; the same key with another
  * body → 422; while the first is still running → 409. 5xx answers are not stored, so a retry
- * after a failure runs again. Keys are scoped by route and by the caller the auth hook proved.
+ * after a failure runs again. Keys are scoped by the endpoint (`scope`, and the method and URL in
+ * the request's fingerprint) and by the caller: the one the auth hook proved, or for a request
+ * without credentials its `principal`, else its address.
  */
 export interface IdempotencyRouteConfig {
+  /** The endpoint's name (aliases of one endpoint may share it). */
   scope: string;
   required?: boolean;
-  /** Extra identity to scope keys by, e.g. a body field when the route has no credentials. */
+  /**
+   * Who an anonymous caller is, e.g. the capability in the path (a payment's id). Only for
+   * requests without credentials: a proven caller is its own scope, so a key it sends again
+   * with another body (another ticket, another hold) is 422, never a second request.
+   */
   principal?: (request: FastifyRequest) => string | undefined;
 }
 
@@ -194,14 +201,16 @@ async function release(db: Db, claim: { scope: string; key: string }) {
 }
 
 /**
- * Keys belong to the route and to the caller the auth hook proved (a user, a service, an admin),
- * never to raw headers or body fields: two callers never share a key, and a caller cannot replay
- * another's answer. Public routes may add an identity of their own (`principal`).
+ * Keys belong to the endpoint and to the caller the auth hook proved (a user, a service, an
+ * operator, an admin), never to raw headers or body fields: one caller's key names one request
+ * (sent again with another body, another hold or ticket, it is 422), two callers never share a
+ * key, and a caller cannot replay another's answer. A caller without credentials is named by the
+ * route's `principal` (a capability it holds) or else by its address, so one anonymous client
+ * cannot replay another's answer (a paste's delete token) by sending the same key and body.
  */
 function scopeOf(request: FastifyRequest, config: IdempotencyRouteConfig): string {
   const caller = callerId(request.caller);
-  const principal = config.principal?.(request) ?? '';
-  if (caller === 'public' && !principal) return config.scope;
+  const principal = caller === 'public' ? (config.principal?.(request) ?? `address:${request.ip}`) : '';
   return `${config.scope}:${hash('sha256', `${caller}\n${principal}`, 'base64url').slice(0, 22)}`;
 }
 
