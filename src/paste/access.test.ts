@@ -67,6 +67,8 @@ describe('users and API keys', () => {
         remoteAddress: ip,
       });
       assert.equal(ok.statusCode, 201);
+      assert.match(String(ok.headers['ratelimit-policy']), /^"paste\.signup";q=10;w=\d+$/);
+      assert.match(String(ok.headers.ratelimit), new RegExp(`^"paste\\.signup";r=${9 - i};t=\\d+$`));
     }
     const refused = await t.app.inject({
       method: 'POST',
@@ -76,6 +78,7 @@ describe('users and API keys', () => {
     });
     assertProblem(refused, 429, 'too_many_signups');
     assert.ok(Number(refused.headers['retry-after']) > 0);
+    assert.match(String(refused.headers.ratelimit), /^"paste\.signup";r=0;t=\d+$/);
   });
 
   test("GET /api/v1/users/me/pastes lists the caller's live pastes, newest first, page by page", async () => {
@@ -243,9 +246,13 @@ describe('password protection', () => {
       );
       assert.equal(body.attempts_left, 9 - i);
     }
+    const guessed = await get(`/api/v1/paste/${short_url}`, { 'x-paste-password': 'guess-again' }, freshIp());
+    assert.match(String(guessed.headers['ratelimit-policy']), /^"paste\.password";q=10;w=\d+$/);
+    assert.match(String(guessed.headers.ratelimit), /^"paste\.password";r=9;t=\d+$/);
     const blocked = await get(`/api/v1/paste/${short_url}`, { 'x-paste-password': 'pw' }, ip);
     assertProblem(blocked, 429, 'too_many_password_attempts');
     assert.ok(Number(blocked.headers['retry-after']) > 0);
+    assert.match(String(blocked.headers.ratelimit), /"paste\.password";r=0;/);
     assert.equal(
       (await get(`/api/v1/paste/${short_url}`, { 'x-paste-password': 'pw' }, freshIp())).statusCode,
       200,

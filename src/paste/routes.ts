@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { conditional } from '../platform/http/conditional.ts';
+import { setRateLimitHeaders } from '../platform/ratelimit/headers.ts';
 import { accountOf, OWNER_ONLY, PUBLIC_OR_OWNER, readerOf } from './accounts.ts';
 import { emptyContentCheck, spendAndCreate, useCreateBodyParsers } from './create.ts';
 import { pasteError } from './errors.ts';
@@ -239,7 +240,12 @@ const ownerRoutes: FastifyPluginAsyncTypebox<PasteApiOptions> = async (app, { pa
         response: { 201: CreatedUser, ...problems(400, 409, 429) },
       },
     },
-    async (request, reply) => reply.code(201).send(await pastes.createUser(request.body.email, request.ip)),
+    async (request, reply) => {
+      const { policy, decision } = await pastes.spendSignup(request.ip);
+      setRateLimitHeaders(reply, policy, decision);
+      if (!decision.allowed) throw pasteError('too_many_signups');
+      return reply.code(201).send(await pastes.createUser(request.body.email));
+    },
   );
 
   app.get(

@@ -2,6 +2,7 @@ import { LRUCache } from 'lru-cache';
 import { Counter, type Registry } from 'prom-client';
 import type { Clock } from '../platform/clock.ts';
 import { isUniqueViolation } from '../platform/db/errors.ts';
+import { rateLimitHeaders } from '../platform/ratelimit/headers.ts';
 import type { RateDecision, RateLimiter, RatePolicy } from '../platform/ratelimit/index.ts';
 import { createBatcher } from './batcher.ts';
 import { checkText, packContent, type StoredContent } from './content.ts';
@@ -288,13 +289,14 @@ export function createPasteService(deps: PasteServiceDeps) {
       await reads.invalidate(shortUrl);
     },
 
-    async createUser(email: string, ip: string) {
+    /** Spends one sign-up from the address's allowance: the route sends its RateLimit headers. */
+    async spendSignup(ip: string): Promise<{ policy: RatePolicy; decision: RateDecision }> {
       const decision = await limiter.consume(settings.signups, `ip:${ip}`);
-      if (!decision.allowed) {
-        throw pasteError('too_many_signups', {
-          headers: { 'Retry-After': String(Math.max(1, Math.ceil(decision.resetMs / 1000))) },
-        });
-      }
+      return { policy: settings.signups, decision };
+    },
+
+    /** Creates the account; the caller spent a sign-up first (`spendSignup`). */
+    async createUser(email: string) {
       const apiKey = newToken('pk_');
       const user = await repository.insertUser(email.trim().toLowerCase(), apiKey.hash, clock.now());
       if (!user)
@@ -361,7 +363,9 @@ export function createPasteService(deps: PasteServiceDeps) {
     const spent = await limiter.consume(settings.passwordAttempts, key);
     if (!spent.allowed) {
       passwordChecks.inc({ outcome: 'refused' });
-      throw tooManyAttempts(spent.resetMs);
+      throw pasteError('too_many_password_attempts', {
+        headers: rateLimitHeaders(settings.passwordAttempts, spent),
+      });
     }
     const right = await verifyPassword(reader.password, hash);
     passwordChecks.inc({ outcome: right ? 'right' : 'wrong' });
@@ -369,14 +373,11 @@ export function createPasteService(deps: PasteServiceDeps) {
       await limiter.refund(settings.passwordAttempts, key);
       return;
     }
-    throw pasteError('wrong_password', { extras: { attempts_left: spent.remaining } });
+    throw pasteError('wrong_password', {
+      extras: { attempts_left: spent.remaining },
+      headers: rateLimitHeaders(settings.passwordAttempts, spent),
+    });
   }
-}
-
-function tooManyAttempts(resetMs: number) {
-  return pasteError('too_many_password_attempts', {
-    headers: { 'Retry-After': String(Math.max(1, Math.ceil(resetMs / 1000))) },
-  });
 }
 
 export function notFound(shortUrl: string) {

@@ -109,11 +109,20 @@ test('a key without the scope an operation needs is 403', async () => {
 test('wrong credentials are throttled per address: past the limit even the right key is refused', async () => {
   const { app } = await appWith({ 'POST /send': { service: 'notify:send' } });
   const send = (key: string) => app.inject({ method: 'POST', url: '/send', headers: { 'x-api-key': key } });
-  for (let i = 0; i < FAILED_CREDENTIALS.points; i++)
-    assert.equal((await send(`guess-${i}-abcdefgh`)).statusCode, 401);
+  for (let i = 0; i < FAILED_CREDENTIALS.points; i++) {
+    const wrong = await send(`guess-${i}-abcdefgh`);
+    assert.equal(wrong.statusCode, 401);
+    // Every limited answer says what is left (draft-ietf-httpapi-ratelimit-headers).
+    assert.equal(wrong.headers['ratelimit-policy'], `"auth.failures";q=${FAILED_CREDENTIALS.points};w=600`);
+    assert.match(
+      String(wrong.headers.ratelimit),
+      new RegExp(`^"auth\\.failures";r=${FAILED_CREDENTIALS.points - 1 - i};t=\\d+$`),
+    );
+  }
   const refused = await send('one-more-guess-abc');
   assert.equal(refused.statusCode, 429);
   assert.ok(Number(refused.headers['retry-after']) > 0);
+  assert.match(String(refused.headers.ratelimit), /^"auth\.failures";r=0;t=\d+$/);
   assert.equal((await send(SERVICE_KEY)).statusCode, 429, 'a guess that happens to be right tells nothing');
   await app.close();
 });

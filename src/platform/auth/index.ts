@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { type AppError, platformError } from '../errors.ts';
+import { rateLimitHeaders } from '../ratelimit/headers.ts';
 import type { RateLimiter, RatePolicy } from '../ratelimit/index.ts';
 import { type Access, describeAccess, SCHEMES, type SecurityScheme, securityOf } from './access.ts';
 import { type Caller, PUBLIC_CALLER, sameUser } from './caller.ts';
@@ -214,9 +215,13 @@ export function registerAuth(
       blockedUntil.set(address, Date.now() + decision.resetMs);
       throw tooManyFailures(decision.resetMs);
     }
+    // The guesses left from this address, as on every limited route.
     throw platformError('unauthorized', {
       detail: 'The credentials sent are not valid',
-      headers: authenticate ? { 'WWW-Authenticate': authenticate } : {},
+      headers: {
+        ...rateLimitHeaders(FAILED_CREDENTIALS, decision),
+        ...(authenticate ? { 'WWW-Authenticate': authenticate } : {}),
+      },
     });
   }
 
@@ -335,7 +340,12 @@ function challenge(access: Access, error?: 'invalid_token'): string {
 function tooManyFailures(resetMs: number) {
   return platformError('rate_limited', {
     detail: 'Too many wrong credentials from this address; try again later',
-    headers: { 'Retry-After': String(Math.max(1, Math.ceil(resetMs / 1000))) },
+    headers: rateLimitHeaders(FAILED_CREDENTIALS, {
+      allowed: false,
+      remaining: 0,
+      resetMs,
+      limit: FAILED_CREDENTIALS.points,
+    }),
   });
 }
 
