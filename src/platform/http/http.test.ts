@@ -444,6 +444,31 @@ describe('platform routes', () => {
     const spec = (await app.inject('/openapi.json')).json();
     assert.equal(spec.openapi, '3.1.0');
     assert.ok(spec.paths['/health/ready']);
+    // One problem schema, and every operation says it may answer with it, as problem+json.
+    const problem = spec.components.schemas.Problem;
+    assert.deepEqual([...problem.required].sort(), [
+      'code',
+      'detail',
+      'instance',
+      'requestId',
+      'status',
+      'title',
+      'type',
+    ]);
+    for (const [path, item] of Object.entries<Record<string, { responses: Record<string, unknown> }>>(
+      spec.paths,
+    )) {
+      for (const [method, operation] of Object.entries(item)) {
+        assert.deepEqual(
+          operation.responses.default,
+          {
+            description: 'A problem (RFC 9457)',
+            content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+          },
+          `${method} ${path}`,
+        );
+      }
+    }
     const docs = await app.inject('/docs/');
     assert.equal(docs.statusCode, 200);
     assert.match(docs.body, /swagger/i);

@@ -9,6 +9,7 @@ import type {
   FastifyRequest,
   preHandlerHookHandler,
 } from 'fastify';
+import { Type } from 'typebox';
 import { AppError, isUnavailableError, platformError } from '../errors.ts';
 import { registerRouteMethods } from './methods.ts';
 import { newRequestId, requestIdFor } from './request-id.ts';
@@ -25,6 +26,24 @@ export interface Problem {
   requestId: string;
   [extra: string]: unknown;
 }
+
+/** The one problem document, for /docs (openapi.ts) and for routes that list their error responses. */
+export const ProblemSchema = Type.Object(
+  {
+    type: Type.String({ description: 'The kind of problem: /problems/<code>' }),
+    title: Type.String({ description: 'The same for every problem of this type' }),
+    status: Type.Integer({ description: 'The HTTP status code' }),
+    detail: Type.String({ description: 'This occurrence, in words' }),
+    instance: Type.String({ description: 'This occurrence: urn:request:<requestId>' }),
+    code: Type.String({ description: 'The stable snake_case code (the last segment of type)' }),
+    requestId: Type.String({ description: 'Also the x-request-id header and every log line of the request' }),
+  },
+  {
+    additionalProperties: true,
+    description:
+      'RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`)',
+  },
+);
 
 /** The members every problem has; an extension field never replaces one of them. */
 const CORE_MEMBERS = ['type', 'title', 'status', 'detail', 'instance', 'code', 'requestId'] as const;
