@@ -4,7 +4,12 @@ import { type App, buildApp } from './app.ts';
 import { createAdapters } from './platform/adapters.ts';
 import { createOffsetClock, type OffsetClock, systemClock } from './platform/clock.ts';
 import type { Config } from './platform/config.ts';
-import { registerProblemHandlers } from './platform/http/problem.ts';
+import {
+  answerClientError,
+  registerProblemHandlers,
+  sendProblem,
+  toAppError,
+} from './platform/http/problem.ts';
 import { requestIdFor } from './platform/http/request-id.ts';
 import { registerSecurityHeaders } from './platform/http/security.ts';
 import { registerMetricsEndpoint } from './platform/observability/metrics.ts';
@@ -65,7 +70,13 @@ export async function listenMetrics(config: Config, app: App): Promise<FastifyIn
     genReqId: requestIdFor,
     connectionTimeout: config.connectionTimeoutMs,
     requestTimeout: config.requestTimeoutMs,
+    http: { maxHeaderSize: config.maxHeaderBytes },
+    // As on the API's port: what the HTTP parser or the router refuses is problem+json with a
+    // request id, not Fastify's default `{"error", …}` body.
+    clientErrorHandler: (error, socket) => answerClientError(error, socket, { limits: config, log: app.log }),
+    frameworkErrors: (error, _request, reply) => sendProblem(reply, toAppError(error)),
   });
+  server.server.maxHeadersCount = config.maxHeadersCount;
   registerSecurityHeaders(server);
   registerProblemHandlers(server);
   registerMetricsEndpoint(server, app.platform.metrics.registry, config.metricsToken);

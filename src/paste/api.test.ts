@@ -532,6 +532,14 @@ describe('docs', () => {
       assert.ok(operation, `${method.toUpperCase()} ${path} is documented`);
       for (const status of statuses)
         assert.ok(operation.responses[status], `${method} ${path} documents ${status}`);
+      // Its errors as they are sent: the platform's one problem schema, as problem+json.
+      for (const status of statuses.filter((code) => code >= '400')) {
+        assert.deepEqual(
+          operation.responses[status].content,
+          { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+          `${method} ${path} ${status}`,
+        );
+      }
     }
     assert.ok(spec.paths['/api/v1/paste'].post.requestBody.content['text/plain']);
     const docs = await t.app.inject({ method: 'GET', url: '/docs' });

@@ -1,4 +1,5 @@
 import { type Static, Type } from 'typebox';
+import { ProblemSchema } from '../platform/http/problem.ts';
 import { MAX_EXPIRES_IN, MIN_EXPIRES_IN } from './settings.ts';
 
 /** TypeBox schemas of the text sharing API; they validate requests and generate /docs. */
@@ -90,18 +91,6 @@ export const PasteView = Type.Object({
   size: Type.Integer({ description: 'Bytes of UTF-8' }),
 });
 
-export const Problem = Type.Object(
-  {
-    type: Type.String(),
-    title: Type.String(),
-    status: Type.Integer(),
-    detail: Type.String(),
-    code: Type.String(),
-    requestId: Type.String(),
-  },
-  { additionalProperties: true, description: 'RFC 9457 problem details' },
-);
-
 export const CreateUserBody = Type.Object(
   { email: Type.String({ format: 'email', maxLength: 255 }) },
   { additionalProperties: false },
@@ -155,7 +144,7 @@ export const DeleteHeaders = Type.Object({
   authorization: Type.Optional(Type.String({ description: "Bearer <the owner's api_key>" })),
 });
 
-/** Error responses by status, for /docs. */
+/** Error responses by status, for /docs: the platform's one problem schema. */
 export function problems(...statuses: number[]) {
-  return Object.fromEntries(statuses.map((status) => [status, Problem]));
+  return Object.fromEntries(statuses.map((status) => [status, ProblemSchema]));
 }

@@ -23,6 +23,12 @@ describe('errors from a catalogue', () => {
     );
   });
 
+  test('without a detail, or with an empty one, the title is the detail', () => {
+    assert.equal(err('seats_unavailable').message, 'Seats not available');
+    assert.equal(err('seats_unavailable', '').message, 'Seats not available');
+    assert.equal(err('seats_unavailable', { detail: '' }).message, 'Seats not available');
+  });
+
   test('a failure (5xx) has the stack trace of where it was made; a refusal (4xx) records none', () => {
     assert.match(String(err('broken').stack), /\n\s+at .*errors\.test\.ts/);
     assert.match(String(platformError('internal_error').stack), /\n\s+at /);

@@ -35,7 +35,8 @@ export class AppError {
   readonly headers: Record<string, string>;
 
   constructor(code: string, spec: ErrorSpec, options: ErrorOptions = {}) {
-    this.message = options.detail ?? spec.title;
+    // An empty detail says nothing: the title stands in, so every problem has one (RFC 9457 §3.1.4).
+    this.message = options.detail || spec.title;
     if (options.cause !== undefined) this.cause = options.cause;
     this.code = code;
     this.status = spec.status;

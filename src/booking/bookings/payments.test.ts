@@ -249,6 +249,8 @@ describe('a failed payment', () => {
     assert.equal(body.status, 402);
     assert.equal(body.type, '/problems/payment_declined');
     assert.equal(body.booking_status, 'FAILED');
+    assert.equal(body.payment_status, 'FAILED');
+    assert.equal(body.extensions, undefined, 'no member of its own was moved aside');
     assert.equal(body.failure_code, 'card_declined');
     assert.equal((await booking(body.booking_id, held.user_id)).status, 'FAILED');
     assert.equal(await holdStatus(held), 'RELEASED');

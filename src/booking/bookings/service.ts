@@ -183,6 +183,8 @@ export function createBookingsService(deps: {
             booking_status: current.status,
             failure_code: outcome.failureCode,
             payment_id: outcome.id,
+            // Named apart from the problem's numeric `status` (the payments module's 402 says the same).
+            payment_status: outcome.status,
           },
         });
       }

@@ -39,7 +39,7 @@ before(async () => {
   app.get('/clash', async () => {
     throw platformError('conflict', {
       detail: 'Extension members named like core ones',
-      extras: { status: 'FAILED', type: 'seat', requestId: 'mine', seats: ['C7'] },
+      extras: { status: 'FAILED', type: 'seat', requestId: 'mine', instance: '/seats/C7', seats: ['C7'] },
     });
   });
   const orders = {
@@ -74,8 +74,10 @@ function assertProblem(response: Awaited<ReturnType<App['inject']>>, status: num
   assert.equal(body.code, code);
   assert.equal(body.type, `/problems/${code}`);
   assert.ok(body.title);
+  assert.ok(body.detail);
   assert.ok(body.requestId);
   assert.equal(body.requestId, response.headers['x-request-id']);
+  assert.equal(body.instance, `urn:request:${body.requestId}`);
   return body;
 }
 
@@ -184,8 +186,14 @@ describe('problem+json for every failure', () => {
     assert.equal(body.status, 409);
     assert.equal(body.type, '/problems/conflict');
     assert.equal(body.requestId, response.headers['x-request-id']);
+    assert.equal(body.instance, `urn:request:${body.requestId}`);
     assert.deepEqual(body.seats, ['C7']);
-    assert.deepEqual(body.extensions, { status: 'FAILED', type: 'seat', requestId: 'mine' });
+    assert.deepEqual(body.extensions, {
+      status: 'FAILED',
+      type: 'seat',
+      requestId: 'mine',
+      instance: '/seats/C7',
+    });
   });
 
   test('a client request id is echoed, a missing one generated', async () => {
@@ -436,6 +444,31 @@ describe('platform routes', () => {
     const spec = (await app.inject('/openapi.json')).json();
     assert.equal(spec.openapi, '3.1.0');
     assert.ok(spec.paths['/health/ready']);
+    // One problem schema, and every operation says it may answer with it, as problem+json.
+    const problem = spec.components.schemas.Problem;
+    assert.deepEqual([...problem.required].sort(), [
+      'code',
+      'detail',
+      'instance',
+      'requestId',
+      'status',
+      'title',
+      'type',
+    ]);
+    for (const [path, item] of Object.entries<Record<string, { responses: Record<string, unknown> }>>(
+      spec.paths,
+    )) {
+      for (const [method, operation] of Object.entries(item)) {
+        assert.deepEqual(
+          operation.responses.default,
+          {
+            description: 'A problem (RFC 9457)',
+            content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+          },
+          `${method} ${path}`,
+        );
+      }
+    }
     const docs = await app.inject('/docs/');
     assert.equal(docs.statusCode, 200);
     assert.match(docs.body, /swagger/i);

@@ -103,6 +103,7 @@ function assertParserProblem(text: string, status: number, code: string) {
   assert.ok(problem.title && problem.detail);
   assert.match(response.headers['x-request-id'], /^[\w-]+-[0-9a-z]+$/);
   assert.equal(problem.requestId, response.headers['x-request-id']);
+  assert.equal(problem.instance, `urn:request:${problem.requestId}`);
   return problem;
 }
 

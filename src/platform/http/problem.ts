@@ -9,6 +9,7 @@ import type {
   FastifyRequest,
   preHandlerHookHandler,
 } from 'fastify';
+import { Type } from 'typebox';
 import { AppError, isUnavailableError, platformError } from '../errors.ts';
 import { registerRouteMethods } from './methods.ts';
 import { newRequestId, requestIdFor } from './request-id.ts';
@@ -20,18 +21,46 @@ export interface Problem {
   title: string;
   status: number;
   detail: string;
+  instance: string;
   code: string;
   requestId: string;
   [extra: string]: unknown;
 }
 
+/** The one problem document, for /docs (openapi.ts) and for routes that list their error responses. */
+export const ProblemSchema = Type.Object(
+  {
+    type: Type.String({ description: 'The kind of problem: /problems/<code>' }),
+    title: Type.String({ description: 'The same for every problem of this type' }),
+    status: Type.Integer({ description: 'The HTTP status code' }),
+    detail: Type.String({ description: 'This occurrence, in words' }),
+    instance: Type.String({ description: 'This occurrence: urn:request:<requestId>' }),
+    code: Type.String({ description: 'The stable snake_case code (the last segment of type)' }),
+    requestId: Type.String({ description: 'Also the x-request-id header and every log line of the request' }),
+  },
+  {
+    additionalProperties: true,
+    description:
+      'RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`)',
+  },
+);
+
 /** The members every problem has; an extension field never replaces one of them. */
-const CORE_MEMBERS = ['type', 'title', 'status', 'detail', 'code', 'requestId'] as const;
+const CORE_MEMBERS = ['type', 'title', 'status', 'detail', 'instance', 'code', 'requestId'] as const;
 
 /**
  * The problem document of an error: its core members, then its extension members. An extension
  * named like a core member (`status`, `type`, …) would change what the problem says about itself
- * (a client reads `status` as the HTTP status), so it is moved under `extensions` instead.
+ * (a client reads `status` as the HTTP status), so it is moved under `extensions` instead. Moved
+ * rather than refused or dropped: the clash is only seen while answering, and throwing there would
+ * turn a true 402 into a 500 (the booking is FAILED either way), while dropping would lose the
+ * value without a trace; under `extensions` it stays readable and the core members stay true.
+ *
+ * `type` is a relative reference with its full path, as RFC 9457 §3.1.1 allows. `instance`
+ * (§3.1.5, "identifies the specific occurrence") is the request id as a URN: unique per occurrence
+ * where the path is not (every declined card on /api/v1/bookings has the same path), the key our
+ * logs are searched by, and free of what a path can carry (paste links, payment ids are
+ * capabilities). A generic RFC 9457 client that knows no `requestId` still shows or logs it.
  */
 export function problemFor(error: AppError, requestId: string): Problem {
   const core = {
@@ -39,6 +68,7 @@ export function problemFor(error: AppError, requestId: string): Problem {
     title: error.title,
     status: error.status,
     detail: error.message,
+    instance: `urn:request:${requestId}`,
     code: error.code,
     requestId,
   };

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { createTestAdapters, type TestAdapters, testConfig } from '../../../test/support/platform.ts';
 import { type App, buildApp } from '../../app.ts';
@@ -76,8 +77,38 @@ describe('METRICS_PORT', () => {
       assert.equal(response.status, 200);
       assert.match(await response.text(), /# TYPE queue_messages_total counter/);
       assert.equal((await fetch(`http://127.0.0.1:${port}/health/live`)).status, 404, 'nothing else there');
+      // What the HTTP parser refuses there is problem+json with a request id too.
+      const refused = await rawRequest(
+        port,
+        `GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(config.maxHeaderBytes + 1)}\r\n\r\n`,
+      );
+      const [head, body] = refused.split('\r\n\r\n');
+      assert.match(head, /^HTTP\/1\.1 431 /, refused);
+      assert.match(head, /\r\ncontent-type: application\/problem\+json/i);
+      const requestId = /\r\nx-request-id: (\S+)/i.exec(head)?.[1];
+      assert.ok(requestId, head);
+      const problem = JSON.parse(body);
+      assert.equal(problem.status, 431);
+      assert.equal(problem.code, 'headers_too_large');
+      assert.equal(problem.requestId, requestId);
     } finally {
       await metrics.close();
     }
   });
 });
+
+/** Writes `text` on a raw connection and resolves with all it received once the server closed it. */
+function rawRequest(port: number, text: string): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    let received = '';
+    socket.on('data', (chunk) => {
+      received += chunk;
+    });
+    socket.on('close', () => resolve(received));
+    // A reset after the answer is the server closing early; what arrived is what is asserted.
+    socket.on('error', () => {});
+    socket.setTimeout(5000, () => socket.destroy());
+    socket.write(text);
+  });
+}
