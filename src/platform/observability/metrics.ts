@@ -33,7 +33,7 @@ export function createMetrics(
   defaults = true,
 ): Metrics {
   const registry = new Registry();
-  if (defaults) collectDefaultMetrics({ register: registry });
+  if (defaults) collectNodeDefaults(registry);
   new Gauge({
     name: 'db_pool_connections',
     help: 'Database connections by state (in_use, idle) and requests waiting for one',
@@ -169,3 +169,20 @@ function asArray<T>(value: T | T[] | undefined): T[] {
   if (value === undefined) return [];
   return Array.isArray(value) ? value : [value];
 }
+
+/**
+ * prom-client's default process and Node metrics, less the three gauges it names `_total`
+ * (`nodejs_active_{handles,requests,resources}_total`): a `_total` suffix says counter, so
+ * `promtool check metrics` refuses them and `rate()` over them means nothing. Their totals are
+ * `sum(nodejs_active_handles)` and so on: the by-type gauges of the same defaults stay.
+ */
+function collectNodeDefaults(registry: Registry) {
+  collectDefaultMetrics({ register: registry });
+  for (const name of GAUGES_NAMED_TOTAL) registry.removeSingleMetric(name);
+}
+
+const GAUGES_NAMED_TOTAL = [
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
+];

@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { createPaste } from '../../../test/support/paste.ts';
+import { createTestApp, type TestApp } from '../../../test/support/platform.ts';
+
+/**
+ * What Prometheus's own tools say about `/metrics` and the shipped alert rules
+ * (`deploy/prometheus/alerts.yml`). promtool is Debian's `prometheus` package; CI installs it and
+ * sets REQUIRE_PROMTOOL=1, where its absence fails these tests instead of skipping them.
+ */
+const PROMTOOL = '/usr/bin/promtool';
+const promtool = existsSync(PROMTOOL)
+  ? false
+  : process.env.REQUIRE_PROMTOOL === '1'
+    ? false
+    : `needs promtool (apt-get install prometheus), not at ${PROMTOOL}`;
+const RULES = fileURLToPath(new URL('../../../deploy/prometheus/alerts.yml', import.meta.url));
+
+let t: TestApp;
+let exposition = '';
+
+before(async () => {
+  t = await createTestApp({ services: ['paste', 'notify', 'booking', 'parking'] });
+  // Some traffic, so labelled series have samples: a create, reads, a 404, a problem.
+  const { short_url } = await createPaste(t.app, { content: 'metrics' });
+  await t.app.inject({ url: `/api/v1/paste/${short_url}` });
+  await t.app.inject({ url: `/${short_url}/raw` });
+  await t.app.inject({ url: '/api/v1/paste/nope0000' });
+  await t.app.inject({ url: '/no/such/path' });
+  exposition = (await t.app.inject({ url: '/metrics' })).body;
+});
+after(() => t.close());
+
+/** `# TYPE name kind` lines: every family the app serves. */
+function families(text: string): Map<string, string> {
+  const found = new Map<string, string>();
+  for (const [, name, kind] of text.matchAll(/^# TYPE (\S+) (\S+)$/gm)) found.set(name, kind);
+  return found;
+}
+
+test('a counter ends in _total and nothing else does (the rule promtool enforces)', () => {
+  const served = families(exposition);
+  assert.ok(served.size > 20, `only ${served.size} families`);
+  const wrong = [...served].filter(([name, kind]) => (kind === 'counter') !== name.endsWith('_total'));
+  assert.deepEqual(wrong, []);
+});
+
+test('promtool check metrics: clean', { skip: promtool }, () => {
+  const run = spawnSync(PROMTOOL, ['check', 'metrics'], { input: exposition, encoding: 'utf8' });
+  assert.equal(run.status, 0, `${run.stdout}${run.stderr}`);
+  assert.equal(`${run.stdout}${run.stderr}`.trim(), '');
+});
+
+test('promtool check rules: the shipped alert rules parse and pass', { skip: promtool }, () => {
+  const run = spawnSync(PROMTOOL, ['check', 'rules', RULES], { encoding: 'utf8' });
+  assert.equal(run.status, 0, `${run.stdout}${run.stderr}`);
+  assert.match(run.stdout, /SUCCESS: \d+ rules found/);
+});
+
+test('every metric an alert rule names is one the app serves', () => {
+  const served = families(exposition);
+  const functions = new Set(['histogram_quantile', 'max_over_time', 'min_over_time']);
+  const named = new Set<string>();
+  for (const expr of alertExpressions(readFileSync(RULES, 'utf8'))) {
+    const text = expr.replace(/"[^"]*"/g, '').replace(/\{[^}]*\}/g, '');
+    for (const [name] of text.matchAll(/\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b/g)) {
+      if (!functions.has(name)) named.add(name.replace(/_(bucket|count|sum)$/, ''));
+    }
+  }
+  assert.ok(named.size >= 7, [...named].join());
+  assert.deepEqual(
+    [...named].filter((name) => !served.has(name)),
+    [],
+  );
+});
+
+/** Each rule's `expr`, on one line or as a `|` block (the lines indented deeper than the key). */
+function alertExpressions(yaml: string): string[] {
+  const expressions: string[] = [];
+  const lines = yaml.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const match = /^(\s*)expr: (.*)$/.exec(lines[i]);
+    if (!match) continue;
+    if (match[2] !== '|') {
+      expressions.push(match[2]);
+      continue;
+    }
+    const block: string[] = [];
+    for (let j = i + 1; j < lines.length && lines[j].search(/\S/) > match[1].length; j++)
+      block.push(lines[j]);
+    expressions.push(block.join('\n'));
+  }
+  return expressions;
+}
