@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -117,4 +117,96 @@ test('behind the shipped nginx, a spoofed X-Forwarded-For cannot change the clie
   // Anyone else connecting directly is not believed.
   assert.equal(await ip('198.51.100.9', '6.6.6.6'), '198.51.100.9');
   await app.close();
+});
+
+/**
+ * The subset of YAML deploy/compose.yaml is written in: `services:`, each service's keys, its
+ * `env_file: [a, b]` list and its `environment:` map. Enough to check the file against the
+ * configuration without a YAML parser among the dependencies.
+ */
+function composeServices(text: string) {
+  const services = new Map<
+    string,
+    { keys: Map<string, string>; envFiles: string[]; environment: Record<string, string> }
+  >();
+  let section = '';
+  let current: ReturnType<typeof services.get>;
+  let inEnvironment = false;
+  for (const line of text.split('\n')) {
+    if (/^\s*(#|$)/.test(line)) continue;
+    const top = /^(\w[\w-]*):/.exec(line);
+    if (top) {
+      section = top[1];
+      continue;
+    }
+    if (section !== 'services') continue;
+    const service = /^ {2}([\w-]+):\s*$/.exec(line);
+    if (service) {
+      current = { keys: new Map(), envFiles: [], environment: {} };
+      services.set(service[1], current);
+      continue;
+    }
+    const key = /^ {4}([\w-]+):\s*(.*)$/.exec(line);
+    if (key && current) {
+      current.keys.set(key[1], key[2]);
+      inEnvironment = key[1] === 'environment';
+      if (key[1] === 'env_file')
+        current.envFiles = key[2]
+          .replace(/[[\]]/g, '')
+          .split(',')
+          .map((f) => f.trim());
+      continue;
+    }
+    const variable = /^ {6}(\w+):\s*"?([^"]*)"?$/.exec(line);
+    if (variable && current && inEnvironment) current.environment[variable[1]] = variable[2];
+  }
+  return services;
+}
+
+test('compose: every app service is a valid production configuration that reaches the compose servers', () => {
+  const services = composeServices(readFileSync(new URL('compose.yaml', DEPLOY), 'utf8'));
+  for (const server of ['postgres', 'redis', 'nats']) assert.ok(services.has(server), server);
+  const apps = [...services].filter(([, service]) => service.keys.has('build'));
+  assert.deepEqual(
+    apps.map(([name]) => name),
+    ['api-1', 'api-2', 'worker-1', 'worker-2', 'scheduler-1'],
+  );
+  const ports = new Set<number>();
+  for (const [name, service] of apps) {
+    const files = service.envFiles.map((file) =>
+      file === 'env/secrets.env' ? secrets : env(file.replace(/^env\//, '')),
+    );
+    assert.ok(service.envFiles.includes('env/secrets.env'), `${name} loads the generated secrets`);
+    const config = loadConfig([], Object.assign({}, ...files, service.environment));
+    assert.equal(config.role, name.replace(/-\d+$/, ''), name);
+    assert.equal(config.development, false, `${name} runs in production mode`);
+    assert.equal(new URL(config.databaseUrl!).hostname, 'postgres', name);
+    assert.equal(new URL(config.redisUrl!).hostname, 'redis', name);
+    assert.equal(new URL(config.natsUrl!).hostname, 'nats', name);
+    assert.equal(config.host, '0.0.0.0', `${name} listens beyond the container's loopback`);
+    assert.ok(!ports.has(config.port), `${name}: port ${config.port} used twice`);
+    ports.add(config.port);
+    const published = /"127\.0\.0\.1:(\d+):(\d+)"/.exec(service.keys.get('ports') ?? '');
+    if (published) assert.equal(Number(published[2]), config.port, `${name} publishes its own port`);
+  }
+});
+
+test('Dockerfile: multi-stage, production dependencies only, Node 24 slim, non-root, runs src/main.ts', () => {
+  const dockerfile = readFileSync(new URL('Dockerfile', DEPLOY), 'utf8');
+  const stages = [...dockerfile.matchAll(/^FROM (\S+)/gm)].map((m) => m[1]);
+  assert.ok(stages.length >= 2, 'a build stage and a runtime stage');
+  for (const image of stages) assert.match(image, /^node:24-[\w-]*slim\b/);
+  assert.match(dockerfile, /npm ci --omit=dev/);
+  assert.match(dockerfile, /^USER node$/m);
+  assert.match(dockerfile, /^CMD \["node", "src\/main\.ts"\]$/m);
+  const engines = JSON.parse(readFileSync(new URL('../package.json', DEPLOY), 'utf8')).engines.node;
+  assert.match(engines, /^>=24 /, 'the image follows the Node the project runs on');
+  // Everything the image copies exists, and the ignore file keeps secrets and tests out.
+  for (const [, source] of dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)) {
+    for (const path of source.split(' ')) assert.ok(existsSync(new URL(`../${path}`, DEPLOY)), path);
+  }
+  const ignored = readFileSync(new URL('../.dockerignore', DEPLOY), 'utf8');
+  for (const entry of ['node_modules', '.git', 'deploy/env/secrets.env', '**/*.test.ts']) {
+    assert.ok(ignored.split('\n').includes(entry), `.dockerignore: ${entry}`);
+  }
 });

@@ -8,7 +8,8 @@ import { createTestApp, type TestApp } from '../../../test/support/platform.ts';
 
 /**
  * What Prometheus's own tools say about `/metrics` and the shipped alert rules
- * (`deploy/prometheus/alerts.yml`). promtool is Debian's `prometheus` package; CI installs it and
+ * (`deploy/prometheus/alerts.yml`), and whether the rules and the Grafana dashboard
+ * (`deploy/grafana/four-services.json`) read metrics the app serves. promtool is Debian's `prometheus` package; CI installs it and
  * sets REQUIRE_PROMTOOL=1, where its absence fails these tests instead of skipping them.
  */
 const PROMTOOL = '/usr/bin/promtool';
@@ -18,6 +19,7 @@ const promtool = existsSync(PROMTOOL)
     ? false
     : `needs promtool (apt-get install prometheus), not at ${PROMTOOL}`;
 const RULES = fileURLToPath(new URL('../../../deploy/prometheus/alerts.yml', import.meta.url));
+const DASHBOARD = fileURLToPath(new URL('../../../deploy/grafana/four-services.json', import.meta.url));
 
 let t: TestApp;
 let exposition = '';
@@ -60,21 +62,63 @@ test('promtool check rules: the shipped alert rules parse and pass', { skip: pro
   assert.match(run.stdout, /SUCCESS: \d+ rules found/);
 });
 
+const FUNCTIONS = new Set(['histogram_quantile', 'max_over_time', 'min_over_time', 'label_values']);
+
+/** The metric families an expression reads (`_bucket`, `_count` and `_sum` are their histogram's). */
+function metricsIn(expr: string): string[] {
+  const text = expr
+    .replace(/"[^"]*"/g, '')
+    .replace(/\{[^}]*\}/g, '')
+    .replace(/\[[^\]]*\]/g, '');
+  return [...text.matchAll(/\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b/g)]
+    .map(([name]) => name)
+    .filter((name) => !FUNCTIONS.has(name))
+    .map((name) => name.replace(/_(bucket|count|sum)$/, ''));
+}
+
 test('every metric an alert rule names is one the app serves', () => {
   const served = families(exposition);
-  const functions = new Set(['histogram_quantile', 'max_over_time', 'min_over_time']);
-  const named = new Set<string>();
-  for (const expr of alertExpressions(readFileSync(RULES, 'utf8'))) {
-    const text = expr.replace(/"[^"]*"/g, '').replace(/\{[^}]*\}/g, '');
-    for (const [name] of text.matchAll(/\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b/g)) {
-      if (!functions.has(name)) named.add(name.replace(/_(bucket|count|sum)$/, ''));
-    }
-  }
+  const named = new Set(alertExpressions(readFileSync(RULES, 'utf8')).flatMap(metricsIn));
   assert.ok(named.size >= 7, [...named].join());
   assert.deepEqual(
     [...named].filter((name) => !served.has(name)),
     [],
   );
+});
+
+test('the Grafana dashboard queries only metrics the app serves, in every panel', () => {
+  const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as {
+    uid: string;
+    panels: { type: string; title: string; targets?: { expr: string }[] }[];
+    templating: { list: { query: string | object }[] };
+  };
+  assert.equal(dashboard.uid, 'four-services');
+  const graphs = dashboard.panels.filter((panel) => panel.type !== 'row');
+  assert.ok(graphs.length >= 12, `${graphs.length} panels`);
+  const served = families(exposition);
+  const expressions = [
+    ...graphs.flatMap((panel) => {
+      assert.ok(panel.targets?.length, `${panel.title} has a query`);
+      return panel.targets.map((target) => target.expr);
+    }),
+    ...dashboard.templating.list.flatMap((variable) =>
+      typeof variable.query === 'string' ? [variable.query] : [],
+    ),
+  ];
+  const unknown = expressions.flatMap(metricsIn).filter((name) => !served.has(name));
+  assert.deepEqual([...new Set(unknown)], []);
+  // Golden signals, queues, jobs and business metrics all have a panel.
+  for (const family of [
+    'http_request_duration_seconds',
+    'queue_depth',
+    'job_runs_total',
+    'notify_deliveries_total',
+  ]) {
+    assert.ok(
+      expressions.some((expr) => metricsIn(expr).includes(family)),
+      family,
+    );
+  }
 });
 
 /** Each rule's `expr`, on one line or as a `|` block (the lines indented deeper than the key). */
