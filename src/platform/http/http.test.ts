@@ -10,6 +10,7 @@ import { createDatabase } from '../db/index.ts';
 import { platformError } from '../errors.ts';
 import { setRateLimitHeaders } from '../ratelimit/headers.ts';
 import { databaseCheck } from './health.ts';
+import { prefersHtml } from './problem.ts';
 
 let app: App;
 let adapters: TestAdapters;
@@ -222,6 +223,46 @@ describe('problem+json for every failure', () => {
     assert.equal(json.headers['x-content-type-options'], 'nosniff');
     const problem = await app.inject({ method: 'GET', url: '/nowhere' });
     assert.equal(problem.headers['x-content-type-options'], 'nosniff');
+  });
+});
+
+const BROWSER = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,*/*;q=0.8';
+
+describe('a browser gets errors as pages, API clients as problem+json', () => {
+  test('prefersHtml: text/html ahead of any JSON type, and not q=0', () => {
+    assert.ok(prefersHtml(BROWSER));
+    assert.ok(prefersHtml('text/html'));
+    assert.ok(prefersHtml('text/html, application/json;q=0.5'));
+    for (const accept of [undefined, '*/*', 'application/json', 'application/problem+json, text/html']) {
+      assert.ok(!prefersHtml(accept), String(accept));
+    }
+    assert.ok(!prefersHtml('text/html;q=0, */*'));
+  });
+
+  test('an unknown page path: a 404 page with the problem in words, the request id and a way back', async () => {
+    const response = await app.inject({ url: '/movies/shows/123', headers: { accept: BROWSER } });
+    assert.equal(response.statusCode, 404);
+    assert.match(String(response.headers['content-type']), /^text\/html/);
+    assert.match(String(response.headers['content-security-policy']), /script-src 'self';/);
+    assert.match(response.body, /<h1>Not found<\/h1>/);
+    assert.match(response.body, /No route for GET \/movies\/shows\/123/);
+    assert.ok(response.body.includes(String(response.headers['x-request-id'])));
+    assert.match(response.body, /<a href="\/">Back to the home page<\/a>/);
+  });
+
+  test('the same errors stay problem+json for fetch, curl and JSON clients; headers such as Allow stay on pages', async () => {
+    for (const accept of ['*/*', 'application/json', undefined]) {
+      const headers = accept ? { accept } : {};
+      assertProblem(await app.inject({ url: '/movies/shows/123', headers }), 404, 'not_found');
+    }
+    const wrongMethod = await app.inject({ method: 'PUT', url: '/teapot', headers: { accept: BROWSER } });
+    assert.equal(wrongMethod.statusCode, 405);
+    assert.match(String(wrongMethod.headers['content-type']), /^text\/html/);
+    assert.deepEqual(String(wrongMethod.headers.allow).split(', ').sort(), ['GET', 'HEAD']);
+    const crash = await app.inject({ url: '/boom', headers: { accept: BROWSER } });
+    assert.equal(crash.statusCode, 500);
+    assert.doesNotMatch(crash.body, /hunter2|postgres:/);
+    assert.match(crash.body, /tell us this request id/);
   });
 });
 

@@ -91,7 +91,38 @@ export function problemFor(error: AppError, requestId: string): Problem {
 
 export function sendProblem(reply: FastifyReply, error: AppError): FastifyReply {
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
-  return reply.code(error.status).type(PROBLEM_TYPE).send(problemFor(error, reply.request.id));
+  reply.code(error.status);
+  if (prefersHtml(reply.request.headers.accept) && typeof reply.page === 'function') {
+    return reply.page('/platform/pages/message', errorPage(error, reply.request.id));
+  }
+  return reply.type(PROBLEM_TYPE).send(problemFor(error, reply.request.id));
+}
+
+/**
+ * A browser navigating (its Accept names `text/html` ahead of any JSON type) gets the error as a
+ * page with a way back; every API client (JSON types, `*\/*`, no Accept — curl, fetch) keeps
+ * problem+json. The page says the same: status, title, detail and the request id.
+ */
+export function prefersHtml(accept: string | undefined): boolean {
+  if (accept === undefined) return false;
+  const html = accept.indexOf('text/html');
+  if (html === -1 || /text\/html\s*;\s*q=0(\.0*)?\s*(,|$)/.test(accept)) return false;
+  const json = accept.search(/application\/(problem\+)?json/);
+  return json === -1 || html < json;
+}
+
+function errorPage(error: AppError, requestId: string) {
+  const server = error.status >= 500;
+  return {
+    title: `${error.status} ${error.title}`,
+    heading: error.title,
+    message: error.message,
+    tone: 'bad',
+    reference: server
+      ? `If it happens again, tell us this request id: ${requestId}`
+      : `Request id: ${requestId}`,
+    link: { href: '/', title: 'Back to the home page' },
+  };
 }
 
 /** Turns anything thrown into an AppError: ours as they are, Fastify's by their code, the rest as 500. */
