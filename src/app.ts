@@ -31,6 +31,7 @@ import { createScheduler, type Scheduler } from './platform/jobs/index.ts';
 import { retentionJob } from './platform/jobs/retention.ts';
 import { platformMigrations } from './platform/migrations.ts';
 import type { App, HealthCheck, ModuleInstance, PlatformDeps, ServiceModule } from './platform/module.ts';
+import { countedCache, countedLimiter, registerProcessGauges } from './platform/observability/instrument.ts';
 import {
   createMetrics,
   type Metrics,
@@ -40,6 +41,7 @@ import {
 import { registerPages } from './platform/pages/index.ts';
 import type { Consumer } from './platform/queue/index.ts';
 import { deadLetterRetention } from './platform/queue/postgres/dead-letters.ts';
+import { APP_VERSION } from './platform/version.ts';
 
 export type { App };
 
@@ -148,10 +150,20 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
   );
 
   const sse = createSseHub({ maxPerAddress: config.sseMaxPerAddress });
+  // Every module's cache lookups and limit refusals are counted here, where they all pass.
+  const cache = countedCache(adapters.cache, metrics.registry);
+  const limiter = countedLimiter(adapters.limiter, metrics.registry);
+  registerProcessGauges(metrics.registry, {
+    server: app.server,
+    sse,
+    version: APP_VERSION,
+    role: config.role,
+    services: config.services,
+  });
   let closing = false;
   registerSecurityHeaders(app);
   // Before any route: its onRoute hook installs each route's credential check.
-  const auth = registerAuth(app, { config, limiter: adapters.limiter, clock: adapters.clock });
+  const auth = registerAuth(app, { config, limiter, clock: adapters.clock });
   registerProblemHandlers(app, [registerRequestMetrics(app, metrics)]);
   // With METRICS_PORT the metrics are served there instead (server.ts), never on the API's port.
   if (config.metricsPort === undefined) registerMetricsEndpoint(app, metrics.registry, config.metricsToken);
@@ -168,7 +180,17 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
 
   const instances = new Map<string, ModuleInstance>();
   const apis = new Map<string, unknown>(Object.entries(stubs));
-  const deps: PlatformDeps = { ...adapters, config, log: app.log, metrics, sse, auth, modules: apis };
+  const deps: PlatformDeps = {
+    ...adapters,
+    cache,
+    limiter,
+    config,
+    log: app.log,
+    metrics,
+    sse,
+    auth,
+    modules: apis,
+  };
   for (const module of modules) {
     const instance = await module.create(deps);
     instances.set(module.name, instance);

@@ -4,7 +4,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createPaste } from '../../../test/support/paste.ts';
-import { createTestApp, type TestApp } from '../../../test/support/platform.ts';
+import { createTestApp, metricValue, type TestApp } from '../../../test/support/platform.ts';
+import { FAILED_CREDENTIALS } from '../auth/index.ts';
 
 /**
  * What Prometheus's own tools say about `/metrics` and the shipped alert rules
@@ -48,6 +49,25 @@ test('a counter ends in _total and nothing else does (the rule promtool enforces
   assert.ok(served.size > 20, `only ${served.size} families`);
   const wrong = [...served].filter(([name, kind]) => (kind === 'counter') !== name.endsWith('_total'));
   assert.deepEqual(wrong, []);
+});
+
+test('the shared cache, rate-limit refusals, open connections and streams, and the build are measured', async () => {
+  // The create put the paste in the shared cache; the first read, missing this process's own
+  // cache, found it there.
+  assert.ok((await metricValue(t.app, 'cache_lookups_total', 'cache="paste",outcome="hit"')) >= 1);
+  // Wrong credentials are refused by a limit after 30 tries from one address.
+  for (let i = 0; i <= FAILED_CREDENTIALS.points; i++) {
+    await t.app.inject({ url: '/api/v1/users/me/pastes', headers: { authorization: `Bearer pk_wrong${i}` } });
+  }
+  assert.ok((await metricValue(t.app, 'rate_limit_refusals_total', 'policy="auth.failures"')) >= 1);
+  assert.equal(await metricValue(t.app, 'sse_open_streams'), 0);
+  assert.ok((await metricValue(t.app, 'http_open_connections')) >= 0);
+  const info = families(exposition).get('app_info');
+  assert.equal(info, 'gauge');
+  assert.match(
+    exposition,
+    /^app_info\{version="\d+\.\d+\.\d+",node="24\.[\d.]+",role="all",services="booking,notify,parking,paste"\} 1$/m,
+  );
 });
 
 test('promtool check metrics: clean', { skip: promtool }, () => {
