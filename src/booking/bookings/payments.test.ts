@@ -145,6 +145,27 @@ describe('a successful payment', () => {
       404,
       'booking_not_found',
     );
+    // The same check with the token out of the URL (and so out of every access log).
+    const check = (token: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/api/v1/tickets/check',
+        headers: t.asOperator,
+        payload: { token },
+      });
+    assert.deepEqual((await check(body.ticket_token)).json(), ticket.json());
+    assertProblem(await check(forged), 404, 'booking_not_found');
+    assert.equal(
+      (
+        await t.app.inject({
+          method: 'POST',
+          url: '/api/v1/tickets/check',
+          payload: { token: body.ticket_token },
+        })
+      ).statusCode,
+      401,
+      'door staff only',
+    );
   });
 
   test('the Idempotency-Key is required; a retry replays the answer and charges once; a new body is 422', async () => {
