@@ -10,6 +10,7 @@ import { registerSignIn } from './platform/auth/sign-in.ts';
 import type { Config } from './platform/config.ts';
 import { migrateModule } from './platform/db/migrate.ts';
 import { platformError } from './platform/errors.ts';
+import { registerCors } from './platform/http/cors.ts';
 import { registerHealth } from './platform/http/health.ts';
 import { idempotencyRetention, registerIdempotency } from './platform/http/idempotency.ts';
 import { registerInputGuards } from './platform/http/input.ts';
@@ -148,10 +149,12 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
 
   const sse = createSseHub({ maxPerAddress: config.sseMaxPerAddress });
   let closing = false;
-  registerSecurityHeaders(app);
-  // Before any route: its onRoute hook installs each route's credential check.
+  // Before any route: these onRoute hooks see every route (CORS reads each one's access).
+  const cors = registerCors(app, config.corsOrigins);
+  registerSecurityHeaders(app, cors);
+  // Its onRoute hook installs each route's credential check.
   const auth = registerAuth(app, { config, limiter: adapters.limiter, clock: adapters.clock });
-  registerProblemHandlers(app, [registerRequestMetrics(app, metrics)]);
+  registerProblemHandlers(app, [registerRequestMetrics(app, metrics)], cors.preflight);
   // With METRICS_PORT the metrics are served there instead (server.ts), never on the API's port.
   if (config.metricsPort === undefined) registerMetricsEndpoint(app, metrics.registry, config.metricsToken);
   registerUrlRedaction(app);
