@@ -10,6 +10,7 @@ import { registerSignIn } from './platform/auth/sign-in.ts';
 import type { Config } from './platform/config.ts';
 import { migrateModule } from './platform/db/migrate.ts';
 import { platformError } from './platform/errors.ts';
+import { registerCompression } from './platform/http/compression.ts';
 import { registerCors } from './platform/http/cors.ts';
 import { registerHealth } from './platform/http/health.ts';
 import { idempotencyRetention, registerIdempotency } from './platform/http/idempotency.ts';
@@ -160,6 +161,9 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
   registerUrlRedaction(app);
   registerInputGuards(app);
   registerIdempotency(app, db, adapters.clock, config.secret);
+  // After idempotency: its onSend stores the body as sent, before compression turns it into a stream.
+  // COMPRESSION_MIN_BYTES=off leaves it to the proxy in front.
+  if (config.compressionMinBytes !== undefined) await registerCompression(app, config.compressionMinBytes);
   await app.register(formbody);
   registerPages(
     app,

@@ -87,6 +87,8 @@ export interface Config {
    * public operations answer every origin (http/cors.ts).
    */
   corsOrigins: string[];
+  /** Responses of at least this many bytes are compressed (`COMPRESSION_MIN_BYTES`); undefined: `off`. */
+  compressionMinBytes?: number;
   /** When set, `/metrics` needs `Authorization: Bearer <token>` (`METRICS_TOKEN`). */
   metricsToken?: string;
   /** When set, `/metrics` is served on this port only, not on the API's (`METRICS_PORT`). */
@@ -194,9 +196,10 @@ function trustProxy(raw: string): Config['trustProxy'] {
 }
 
 /**
- * The HTTP server's limits, which web origins may call it (CORS), and the metrics endpoint's access. The headers timeout cannot exceed
- * the request timeout (Node refuses it). Keep the connection timeout above the SSE heartbeat
- * (15 s): the heartbeat is the only traffic on a quiet live stream's socket.
+ * The HTTP server's limits, which web origins may call it (CORS), what it compresses, and the
+ * metrics endpoint's access. The headers timeout cannot exceed the request timeout (Node refuses
+ * it). Keep the connection timeout above the SSE heartbeat (15 s): the heartbeat is the only
+ * traffic on a quiet live stream's socket.
  */
 function httpLimits(env: Env, host: string) {
   const requestTimeoutMs = int('REQUEST_TIMEOUT_MS', env.REQUEST_TIMEOUT_MS ?? '60000', 0, 3_600_000);
@@ -214,6 +217,10 @@ function httpLimits(env: Env, host: string) {
     maxHeaderBytes: int('MAX_HEADER_BYTES', env.MAX_HEADER_BYTES ?? '16384', 1024, 1_048_576),
     maxHeadersCount: int('MAX_HEADERS_COUNT', env.MAX_HEADERS_COUNT ?? '100', 10, 2000),
     corsOrigins: origins('CORS_ORIGINS', env.CORS_ORIGINS ?? ''),
+    compressionMinBytes:
+      env.COMPRESSION_MIN_BYTES?.trim() === 'off'
+        ? undefined
+        : int('COMPRESSION_MIN_BYTES', env.COMPRESSION_MIN_BYTES || '1024', 0, 2 ** 30),
     metricsToken: env.METRICS_TOKEN ? minLength('METRICS_TOKEN', env.METRICS_TOKEN, 16) : undefined,
     metricsPort: env.METRICS_PORT ? int('METRICS_PORT', env.METRICS_PORT, 0, 65535) : undefined,
     metricsHost: env.METRICS_HOST || host,
