@@ -11,6 +11,8 @@ import type { Config } from './platform/config.ts';
 import { migrateModule } from './platform/db/migrate.ts';
 import { platformError } from './platform/errors.ts';
 import { registerConditionalGets } from './platform/http/conditional.ts';
+import { registerCompression } from './platform/http/compression.ts';
+import { registerCors } from './platform/http/cors.ts';
 import { registerHealth } from './platform/http/health.ts';
 import { idempotencyRetention, registerIdempotency } from './platform/http/idempotency.ts';
 import { registerInputGuards } from './platform/http/input.ts';
@@ -161,16 +163,22 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
     services: config.services,
   });
   let closing = false;
-  registerSecurityHeaders(app);
-  // Before any route: its onRoute hook installs each route's credential check.
+  // Before any route: these onRoute hooks see every route (CORS reads each one's access).
+  const cors = registerCors(app, config.corsOrigins);
+  registerSecurityHeaders(app, cors);
+  // Its onRoute hook installs each route's credential check.
   const auth = registerAuth(app, { config, limiter, clock: adapters.clock });
-  registerProblemHandlers(app, [registerRequestMetrics(app, metrics)]);
+  registerProblemHandlers(app, [registerRequestMetrics(app, metrics)], cors.preflight);
   // With METRICS_PORT the metrics are served there instead (server.ts), never on the API's port.
   if (config.metricsPort === undefined) registerMetricsEndpoint(app, metrics.registry, config.metricsToken);
   registerUrlRedaction(app);
   registerInputGuards(app);
   registerIdempotency(app, db, adapters.clock, config.secret);
+  // Before compression: the validator is of the plain body.
   registerConditionalGets(app);
+  // After idempotency: its onSend stores the body as sent, before compression turns it into a stream.
+  // COMPRESSION_MIN_BYTES=off leaves it to the proxy in front.
+  if (config.compressionMinBytes !== undefined) await registerCompression(app, config.compressionMinBytes);
   await app.register(formbody);
   registerPages(
     app,

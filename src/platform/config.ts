@@ -12,7 +12,7 @@ import {
 } from './auth/keys.ts';
 import { refuseUnsafeProduction } from './auth/production.ts';
 import { ConfigError } from './config-error.ts';
-import { bool, int, list, minLength, oneOf, optionalUrl, pattern, url } from './env.ts';
+import { bool, int, list, minLength, oneOf, optionalUrl, origins, pattern, url } from './env.ts';
 
 export const SERVICE_NAMES = ['paste', 'notify', 'booking', 'parking'] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
@@ -82,6 +82,13 @@ export interface Config {
   maxHeaderBytes: number;
   /** Most headers a request may have (`MAX_HEADERS_COUNT`); past it, 431. */
   maxHeadersCount: number;
+  /**
+   * Web origins whose pages may call the credentialed operations from a browser (`CORS_ORIGINS`);
+   * public operations answer every origin (http/cors.ts).
+   */
+  corsOrigins: string[];
+  /** Responses of at least this many bytes are compressed (`COMPRESSION_MIN_BYTES`); undefined: `off`. */
+  compressionMinBytes?: number;
   /** When set, `/metrics` needs `Authorization: Bearer <token>` (`METRICS_TOKEN`). */
   metricsToken?: string;
   /** When set, `/metrics` is served on this port only, not on the API's (`METRICS_PORT`). */
@@ -189,9 +196,10 @@ function trustProxy(raw: string): Config['trustProxy'] {
 }
 
 /**
- * The HTTP server's limits and the metrics endpoint's access. The headers timeout cannot exceed
- * the request timeout (Node refuses it). Keep the connection timeout above the SSE heartbeat
- * (15 s): the heartbeat is the only traffic on a quiet live stream's socket.
+ * The HTTP server's limits, which web origins may call it (CORS), what it compresses, and the
+ * metrics endpoint's access. The headers timeout cannot exceed the request timeout (Node refuses
+ * it). Keep the connection timeout above the SSE heartbeat (15 s): the heartbeat is the only
+ * traffic on a quiet live stream's socket.
  */
 function httpLimits(env: Env, host: string) {
   const requestTimeoutMs = int('REQUEST_TIMEOUT_MS', env.REQUEST_TIMEOUT_MS ?? '60000', 0, 3_600_000);
@@ -208,6 +216,11 @@ function httpLimits(env: Env, host: string) {
     keepAliveTimeoutMs: int('KEEP_ALIVE_TIMEOUT_MS', env.KEEP_ALIVE_TIMEOUT_MS ?? '72000', 1000, 600_000),
     maxHeaderBytes: int('MAX_HEADER_BYTES', env.MAX_HEADER_BYTES ?? '16384', 1024, 1_048_576),
     maxHeadersCount: int('MAX_HEADERS_COUNT', env.MAX_HEADERS_COUNT ?? '100', 10, 2000),
+    corsOrigins: origins('CORS_ORIGINS', env.CORS_ORIGINS ?? ''),
+    compressionMinBytes:
+      env.COMPRESSION_MIN_BYTES?.trim() === 'off'
+        ? undefined
+        : int('COMPRESSION_MIN_BYTES', env.COMPRESSION_MIN_BYTES || '1024', 0, 2 ** 30),
     metricsToken: env.METRICS_TOKEN ? minLength('METRICS_TOKEN', env.METRICS_TOKEN, 16) : undefined,
     metricsPort: env.METRICS_PORT ? int('METRICS_PORT', env.METRICS_PORT, 0, 65535) : undefined,
     metricsHost: env.METRICS_HOST || host,

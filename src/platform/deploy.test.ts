@@ -44,6 +44,9 @@ test('nginx sends traffic to exactly the API instances', () => {
     .sort();
   assert.deepEqual(proxied, apis);
   assert.match(nginx, /proxy_buffering off/, 'SSE is not buffered');
+  assert.match(nginx, /^\s*gzip on;/m, 'text is compressed');
+  assert.doesNotMatch(/gzip_types([^;]*);/.exec(nginx)?.[1] ?? '', /event-stream/, 'never SSE');
+  assert.match(nginx, /proxy_buffering off;[^}]*gzip off;/, 'nor in the SSE location');
   assert.match(nginx, /X-Request-Id/, 'request ids pass through');
   assert.match(nginx, /location = \/metrics \{\s*return 404;/, '/metrics is not served to the public');
 });

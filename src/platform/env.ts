@@ -95,6 +95,35 @@ export function url(name: string, raw: string): string {
   }
 }
 
+/**
+ * Comma-separated web origins (`https://app.example.org,http://localhost:5173`), each exactly as a
+ * browser sends it in `Origin`: scheme, host and port only, lower case, no default port. A path, a
+ * trailing slash or a wildcard would never equal a request's `Origin`, so a typo would silently
+ * allow nothing; it stops the start-up instead.
+ */
+export function origins(name: string, raw: string): string[] {
+  const items = raw
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+  for (const item of items) {
+    let origin: string | undefined;
+    try {
+      const parsed = new URL(item);
+      // The URL parser takes `*` in a host name; a browser never sends one.
+      const web = parsed.protocol === 'http:' || parsed.protocol === 'https:';
+      if (web && !parsed.hostname.includes('*')) origin = parsed.origin;
+    } catch {}
+    if (origin !== item) {
+      const hint = origin === undefined ? '' : ` (did you mean "${origin}"?)`;
+      throw new ConfigError(
+        `${name} must list exact origins like https://app.example.org separated by commas (scheme, host and port; no path, no wildcard), got "${item}"${hint}`,
+      );
+    }
+  }
+  return [...new Set(items)];
+}
+
 export function optionalUrl(name: string, raw: string | undefined, protocols: string[]): string | undefined {
   if (raw === undefined || raw === '') return undefined;
   let parsed: URL;

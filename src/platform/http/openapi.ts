@@ -26,7 +26,10 @@ export async function registerOpenApi(
       'openapiObject' in document ? documentProblems(document.openapiObject) : document.swaggerObject,
   });
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: false });
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  // Public, so tools on other origins (an API explorer, a client generator) may fetch it.
+  app.get('/openapi.json', { config: { access: { public: true } }, schema: { hide: true } }, async () =>
+    app.swagger(),
+  );
 }
 
 const PROBLEM_CONTENT = {

@@ -263,12 +263,15 @@ function requestLineTooLong(rawPacket: unknown, maxHeaderBytes: number): boolean
 }
 
 /**
- * `notFoundHooks`: run before the not-found handler (the request metrics' recorder). A path that
- * other methods answer is 405 with `Allow` (methods.ts); one that nothing answers is 404.
+ * `notFoundHooks`: run before the not-found handler (the request metrics' recorder). No route
+ * takes OPTIONS, so a CORS preflight lands there too: `preflight` answers one about a route that
+ * exists (cors.ts). A path that other methods answer is 405 with `Allow` (methods.ts); one that
+ * nothing answers is 404.
  */
 export function registerProblemHandlers(
   app: FastifyInstance,
   notFoundHooks: preHandlerHookHandler[] = [],
+  preflight: (request: FastifyRequest, reply: FastifyReply) => boolean = () => false,
 ): void {
   const methodsOf = registerRouteMethods(app);
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
@@ -278,6 +281,7 @@ export function registerProblemHandlers(
     return sendProblem(reply, appError);
   });
   app.setNotFoundHandler({ preHandler: notFoundHooks }, (request, reply) => {
+    if (preflight(request, reply)) return reply;
     const path = request.url.split('?')[0];
     const allowed = methodsOf(path);
     if (allowed.length > 0 && !allowed.includes(request.method)) {

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { Cors } from './cors.ts';
 import { nulInUrl } from './input.ts';
 
 /**
@@ -25,10 +26,12 @@ const DOCS_HEADERS: Record<string, string> = {
 };
 
 /**
- * The platform's one onRequest hook: the headers above, and a NUL in the URL refused (input.ts).
- * One hook rather than one per concern, since each hook and each hook phase costs every request.
+ * The platform's one onRequest hook: the headers above, a cross-origin request's CORS headers
+ * (cors.ts; not on the metrics port, which no page calls), and a NUL in the URL refused
+ * (input.ts). One hook rather than one per concern, since each hook and each hook phase costs
+ * every request.
  */
-export function registerSecurityHeaders(app: FastifyInstance): void {
+export function registerSecurityHeaders(app: FastifyInstance, cors?: Cors): void {
   app.addHook('onRequest', (request, reply, done) => {
     // On every response, the two headers that matter for any content type, and the request id.
     reply
@@ -36,6 +39,7 @@ export function registerSecurityHeaders(app: FastifyInstance): void {
       .header('cross-origin-resource-policy', 'same-origin')
       .header('x-request-id', request.id);
     if (request.url.startsWith('/docs')) reply.headers(DOCS_HEADERS);
+    if (cors !== undefined && request.headers.origin !== undefined) cors.onRequest(request, reply);
     done(nulInUrl(request));
   });
 }
