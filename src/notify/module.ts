@@ -47,7 +47,7 @@ async function createNotify(deps: PlatformDeps, doubles: NotifyModuleOptions): P
   const log = deps.log.child({ module: 'notify' });
   const { clock, queue } = deps;
   const db = deps.database.db;
-  const templateStore = createTemplateRenderer(db);
+  const templateStore = createTemplateRenderer(db, { currency: settings.currency });
   const templates = doubles.templates ?? templateStore;
   const contacts = createContactsCache({ pubsub: deps.pubsub, log });
   await contacts.ready;

@@ -1,8 +1,8 @@
 import { createHmac } from 'node:crypto';
 import { ConfigError } from '../platform/config.ts';
-import { type Env, envReader } from '../platform/env.ts';
+import { type Env, envReader, pattern } from '../platform/env.ts';
 import { parseAllowList } from '../platform/http/outbound.ts';
-import type { Channel } from './api.ts';
+import { BOOKING_NOTIFICATION_TYPES, type Channel } from './api.ts';
 import { generateVapidKeys } from './providers/webpush.ts';
 
 export interface ChannelLimit {
@@ -32,6 +32,13 @@ export interface NotifySettings {
    * is what a repeated client id is compared with).
    */
   retentionMs: number;
+  /** ISO 4217 code of amounts whose sender names no `currency` (NOTIFY_CURRENCY, default INR). */
+  currency: string;
+  /**
+   * Bulk (non-transactional) types: their e-mails carry List-Unsubscribe (one click, RFC 8058) and
+   * a user's `email_marketing_enabled: false` skips them (NOTIFY_MARKETING_TYPES, default `marketing`).
+   */
+  marketingTypes: string[];
 }
 
 /** Settings from the environment: NOTIFY_LIMIT_PUSH_PER_HOUR, NOTIFY_LIMIT_SMS_PER_DAY, NOTIFY_LIMIT_EMAIL_PER_DAY, ... */
@@ -51,7 +58,39 @@ export function loadNotifySettings(env: Env): NotifySettings {
     outboundAllow: readOutboundAllow(env),
     maxPushSubscriptions: MAX_PUSH_SUBSCRIPTIONS,
     retentionMs: duration('NOTIFY_RETENTION', '30d', 60_000, 3650 * 86_400_000),
+    currency: pattern('NOTIFY_CURRENCY', envReader(env).string('NOTIFY_CURRENCY', 'INR'), /^[A-Z]{3}$/),
+    marketingTypes: readMarketingTypes(env),
   };
+}
+
+/**
+ * Types that are never bulk mail: what booking sends (a confirmation, a refund) and security
+ * alerts must reach the user whatever they unsubscribed from, and carry no unsubscribe link.
+ */
+export const TRANSACTIONAL_TYPES: readonly string[] = [
+  ...Object.keys(BOOKING_NOTIFICATION_TYPES),
+  'security_alert',
+];
+
+/** NOTIFY_MARKETING_TYPES: comma-separated notification types that are bulk mail. */
+export function readMarketingTypes(env: Env): string[] {
+  const name = 'NOTIFY_MARKETING_TYPES';
+  const types = [
+    ...new Set(
+      envReader(env)
+        .string(name, 'marketing')
+        .split(',')
+        .map((type) => type.trim())
+        .filter(Boolean),
+    ),
+  ];
+  for (const type of types) {
+    if (!/^[a-z][a-z0-9_]{0,19}$/.test(type))
+      throw new ConfigError(`${name} must list notification types (a-z, 0-9, _), got "${type}"`);
+    if (TRANSACTIONAL_TYPES.includes(type))
+      throw new ConfigError(`${name} must not name the transactional type "${type}"`);
+  }
+  return types;
 }
 
 /** A user's browsers and devices; more is a script filling the table or fanning out sends. */
