@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, createPrivateKey } from 'node:crypto';
 import { ConfigError } from '../platform/config.ts';
 import { type Env, envReader, pattern } from '../platform/env.ts';
 import { parseAllowList } from '../platform/http/outbound.ts';
@@ -145,13 +145,68 @@ export interface ProviderSettings {
   primary: Record<Channel, ProviderKind>;
   fallback: Partial<Record<Channel, ProviderKind>>;
   breaker: BreakerSettings;
-  smtp?: { url: string; from: string };
+  smtp?: SmtpProviderSettings;
   webPush?: { publicKey: string; privateKey: string; subject: string; ephemeral: boolean };
   sms?: { url: string; accountSid: string; authToken: string; from: string };
   /** Key of the receipts webhook signatures. */
   receiptSecret: string;
+  /** APP_SECRET: signs the one-click unsubscribe links (preferences/unsubscribe.ts). */
+  appSecret: string;
   /** The dev inbox reports "delivered" this long after storing a message (0 = never). */
   inboxReceiptDelayMs: number;
+}
+
+export interface SmtpProviderSettings {
+  url: string;
+  from: string;
+  /** EHLO name (NOTIFY_SMTP_NAME). */
+  name?: string;
+  /** NOTIFY_SMTP_DKIM_DOMAIN, _SELECTOR, _PRIVATE_KEY: all three or none. */
+  dkim?: { domain: string; selector: string; privateKey: string };
+  /** NOTIFY_UNSUBSCRIBE_MAILTO: an address whose mail your system turns into an unsubscribe. */
+  unsubscribeMailto?: string;
+}
+
+const HOSTNAME =
+  /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+
+/** SMTP's optional settings; a bad one stops the start naming its variable. */
+function smtpSettings(
+  optional: (name: string) => string | undefined,
+  url: string,
+  from: string,
+): SmtpProviderSettings {
+  const name = optional('NOTIFY_SMTP_NAME');
+  if (name !== undefined) pattern('NOTIFY_SMTP_NAME', name, HOSTNAME);
+  const dkimNames = ['NOTIFY_SMTP_DKIM_DOMAIN', 'NOTIFY_SMTP_DKIM_SELECTOR', 'NOTIFY_SMTP_DKIM_PRIVATE_KEY'];
+  const given = dkimNames.filter((variable) => optional(variable) !== undefined);
+  let dkim: SmtpProviderSettings['dkim'];
+  if (given.length > 0) {
+    const missing = dkimNames.find((variable) => optional(variable) === undefined);
+    if (missing)
+      throw new ConfigError(`${missing} is required when ${given.join(', ')} is set (DKIM signing)`);
+    const domain = pattern('NOTIFY_SMTP_DKIM_DOMAIN', optional(dkimNames[0])!, HOSTNAME);
+    const selector = pattern(
+      'NOTIFY_SMTP_DKIM_SELECTOR',
+      optional(dkimNames[1])!,
+      /^[A-Za-z0-9]([A-Za-z0-9._-]{0,62})$/,
+    );
+    // A PEM in one environment line usually arrives with its line breaks written as \n.
+    const privateKey = optional(dkimNames[2])!.replace(/\\n/g, '\n');
+    try {
+      const key = createPrivateKey(privateKey);
+      if (key.asymmetricKeyType !== 'rsa') throw new Error(`an ${key.asymmetricKeyType} key`);
+    } catch (error) {
+      throw new ConfigError(
+        `NOTIFY_SMTP_DKIM_PRIVATE_KEY must be an RSA private key in PEM (${(error as Error).message})`,
+      );
+    }
+    dkim = { domain, selector, privateKey };
+  }
+  const mailto = optional('NOTIFY_UNSUBSCRIBE_MAILTO');
+  if (mailto !== undefined)
+    pattern('NOTIFY_UNSUBSCRIBE_MAILTO', mailto, /^[^\s@<>,]{1,64}@[^\s@<>,]{1,253}$/);
+  return { url, from, name, dkim, unsubscribeMailto: mailto };
 }
 
 export function readProviderSettings(env: Env, appSecret?: string): ProviderSettings {
@@ -196,7 +251,7 @@ export function readProviderSettings(env: Env, appSecret?: string): ProviderSett
       resetTimeoutMs: int('NOTIFY_BREAKER_RESET_MS', 30_000, 10, 3_600_000),
     },
     smtp: uses('smtp')
-      ? { url: required('NOTIFY_SMTP_URL'), from: required('NOTIFY_EMAIL_FROM') }
+      ? smtpSettings(optional, required('NOTIFY_SMTP_URL'), required('NOTIFY_EMAIL_FROM'))
       : undefined,
     webPush: uses('webpush') ? vapid(optional, production) : undefined,
     sms: uses('http')
@@ -207,6 +262,7 @@ export function readProviderSettings(env: Env, appSecret?: string): ProviderSett
           from: required('NOTIFY_SMS_FROM'),
         }
       : undefined,
+    appSecret: secret,
     receiptSecret:
       optional('NOTIFY_RECEIPT_SECRET') ||
       createHmac('sha256', secret).update('notify.receipts').digest('base64url'),
