@@ -44,6 +44,10 @@ const PUBLIC: Record<string, string> = {
   'POST /api/v1/payments/webhook': "the gateway's HMAC signature is the credential",
   'POST /api/notifications/receipts/{provider}': "the provider's signature is the credential",
   'GET /api/notifications/push/vapid-public-key': 'the public half of the Web Push key pair',
+  'GET /notify/unsubscribe/{token}':
+    'the signed unsubscribe link is the credential; the page changes nothing',
+  'POST /notify/unsubscribe/{token}':
+    "the signed unsubscribe link is the credential (RFC 8058 one-click, APP_SECRET's HMAC)",
 };
 
 let t: TestApp;

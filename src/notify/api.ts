@@ -37,6 +37,14 @@ export interface NotifyApi {
 }
 
 /**
+ * Variables any notification may carry, which the renderer fills in when `data` has none, so a
+ * sender that never heard of them still passes the accept's check: `time_zone`, the IANA zone the
+ * message's times are shown in (booking sends its venue's; else the recipient's zone), and
+ * `currency`, the ISO 4217 code of its amounts (booking sends the booking's; else NOTIFY_CURRENCY).
+ */
+export const CONTEXT_VARIABLES = ['time_zone', 'currency'] as const;
+
+/**
  * Types other services send, with the template variables each needs. The notification module
  * ships default templates for every channel of these.
  */

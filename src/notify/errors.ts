@@ -19,6 +19,7 @@ export const err = defineErrors({
   invalid_cursor: { status: 400, title: 'The cursor is not one this API gave out' },
   invalid_batch: { status: 422, title: 'The batch is not valid' },
   invalid_preferences: { status: 422, title: 'The preferences are not valid' },
+  unsubscribe_link_invalid: { status: 404, title: 'No such unsubscribe link' },
   template_not_found: { status: 404, title: 'No such template' },
   template_exists: { status: 409, title: 'A template with this id already exists' },
   template_invalid: { status: 422, title: 'The template does not parse' },

@@ -19,6 +19,7 @@ import { createContactsCache, invalidating } from './preferences/contacts-cache.
 import { createPreferencesRepository } from './preferences/repository.ts';
 import { preferencesRoutes } from './preferences/routes.ts';
 import { checkContact, createPreferencesService } from './preferences/service.ts';
+import { unsubscribeRoutes } from './preferences/unsubscribe.ts';
 import {
   createChannelSenders,
   inboxRetention,
@@ -47,7 +48,7 @@ async function createNotify(deps: PlatformDeps, doubles: NotifyModuleOptions): P
   const log = deps.log.child({ module: 'notify' });
   const { clock, queue } = deps;
   const db = deps.database.db;
-  const templateStore = createTemplateRenderer(db);
+  const templateStore = createTemplateRenderer(db, { currency: settings.currency });
   const templates = doubles.templates ?? templateStore;
   const contacts = createContactsCache({ pubsub: deps.pubsub, log });
   await contacts.ready;
@@ -71,7 +72,15 @@ async function createNotify(deps: PlatformDeps, doubles: NotifyModuleOptions): P
     });
   const limits = createChannelLimits({ limiter: deps.limiter, clock, settings });
   const outbox = createOutbox({ repo, queue, clock, log, republishAfterMs: settings.republishAfterMs });
-  const accept = createAccept({ repo, templates, limits, outbox, clock, contacts });
+  const accept = createAccept({
+    repo,
+    templates,
+    limits,
+    outbox,
+    clock,
+    contacts,
+    marketingTypes: settings.marketingTypes,
+  });
   const service = createNotifyService({ repo, accept, templates, queue, clock });
   const preferences = createPreferencesService({
     repo: preferencesRepo,
@@ -88,6 +97,7 @@ async function createNotify(deps: PlatformDeps, doubles: NotifyModuleOptions): P
     maxAttempts: settings.retryDelaysMs.length + 1,
     counter: deliveriesCounter(deps),
     batchLingerMs: settings.workerLingerMs,
+    marketingTypes: settings.marketingTypes,
   });
   for (const lane of ['realtime', 'batch'] as const) {
     for (const channel of CHANNELS) deps.metrics.watchQueueDepth(topicFor(lane, channel));
@@ -106,6 +116,7 @@ async function createNotify(deps: PlatformDeps, doubles: NotifyModuleOptions): P
       const { env, secret } = deps.config;
       await app.register(notificationsRoutes, { service });
       await app.register(preferencesRoutes, { preferences, limits });
+      await app.register(unsubscribeRoutes, { secret, repo: preferencesRepo, clock });
       await app.register(templateRoutes, { db, renderer: templateStore, clock });
       await app.register(providerRoutes, { env, secret, db, clock, onReceipt });
       await app.register(notifyPages, {

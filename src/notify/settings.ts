@@ -1,8 +1,8 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, createPrivateKey } from 'node:crypto';
 import { ConfigError } from '../platform/config.ts';
-import { type Env, envReader } from '../platform/env.ts';
+import { type Env, envReader, pattern } from '../platform/env.ts';
 import { parseAllowList } from '../platform/http/outbound.ts';
-import type { Channel } from './api.ts';
+import { BOOKING_NOTIFICATION_TYPES, type Channel } from './api.ts';
 import { generateVapidKeys } from './providers/webpush.ts';
 
 export interface ChannelLimit {
@@ -32,6 +32,13 @@ export interface NotifySettings {
    * is what a repeated client id is compared with).
    */
   retentionMs: number;
+  /** ISO 4217 code of amounts whose sender names no `currency` (NOTIFY_CURRENCY, default INR). */
+  currency: string;
+  /**
+   * Bulk (non-transactional) types: their e-mails carry List-Unsubscribe (one click, RFC 8058) and
+   * a user's `email_marketing_enabled: false` skips them (NOTIFY_MARKETING_TYPES, default `marketing`).
+   */
+  marketingTypes: string[];
 }
 
 /** Settings from the environment: NOTIFY_LIMIT_PUSH_PER_HOUR, NOTIFY_LIMIT_SMS_PER_DAY, NOTIFY_LIMIT_EMAIL_PER_DAY, ... */
@@ -51,7 +58,39 @@ export function loadNotifySettings(env: Env): NotifySettings {
     outboundAllow: readOutboundAllow(env),
     maxPushSubscriptions: MAX_PUSH_SUBSCRIPTIONS,
     retentionMs: duration('NOTIFY_RETENTION', '30d', 60_000, 3650 * 86_400_000),
+    currency: pattern('NOTIFY_CURRENCY', envReader(env).string('NOTIFY_CURRENCY', 'INR'), /^[A-Z]{3}$/),
+    marketingTypes: readMarketingTypes(env),
   };
+}
+
+/**
+ * Types that are never bulk mail: what booking sends (a confirmation, a refund) and security
+ * alerts must reach the user whatever they unsubscribed from, and carry no unsubscribe link.
+ */
+export const TRANSACTIONAL_TYPES: readonly string[] = [
+  ...Object.keys(BOOKING_NOTIFICATION_TYPES),
+  'security_alert',
+];
+
+/** NOTIFY_MARKETING_TYPES: comma-separated notification types that are bulk mail. */
+export function readMarketingTypes(env: Env): string[] {
+  const name = 'NOTIFY_MARKETING_TYPES';
+  const types = [
+    ...new Set(
+      envReader(env)
+        .string(name, 'marketing')
+        .split(',')
+        .map((type) => type.trim())
+        .filter(Boolean),
+    ),
+  ];
+  for (const type of types) {
+    if (!/^[a-z][a-z0-9_]{0,19}$/.test(type))
+      throw new ConfigError(`${name} must list notification types (a-z, 0-9, _), got "${type}"`);
+    if (TRANSACTIONAL_TYPES.includes(type))
+      throw new ConfigError(`${name} must not name the transactional type "${type}"`);
+  }
+  return types;
 }
 
 /** A user's browsers and devices; more is a script filling the table or fanning out sends. */
@@ -106,13 +145,68 @@ export interface ProviderSettings {
   primary: Record<Channel, ProviderKind>;
   fallback: Partial<Record<Channel, ProviderKind>>;
   breaker: BreakerSettings;
-  smtp?: { url: string; from: string };
+  smtp?: SmtpProviderSettings;
   webPush?: { publicKey: string; privateKey: string; subject: string; ephemeral: boolean };
   sms?: { url: string; accountSid: string; authToken: string; from: string };
   /** Key of the receipts webhook signatures. */
   receiptSecret: string;
+  /** APP_SECRET: signs the one-click unsubscribe links (preferences/unsubscribe.ts). */
+  appSecret: string;
   /** The dev inbox reports "delivered" this long after storing a message (0 = never). */
   inboxReceiptDelayMs: number;
+}
+
+export interface SmtpProviderSettings {
+  url: string;
+  from: string;
+  /** EHLO name (NOTIFY_SMTP_NAME). */
+  name?: string;
+  /** NOTIFY_SMTP_DKIM_DOMAIN, _SELECTOR, _PRIVATE_KEY: all three or none. */
+  dkim?: { domain: string; selector: string; privateKey: string };
+  /** NOTIFY_UNSUBSCRIBE_MAILTO: an address whose mail your system turns into an unsubscribe. */
+  unsubscribeMailto?: string;
+}
+
+const HOSTNAME =
+  /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+
+/** SMTP's optional settings; a bad one stops the start naming its variable. */
+function smtpSettings(
+  optional: (name: string) => string | undefined,
+  url: string,
+  from: string,
+): SmtpProviderSettings {
+  const name = optional('NOTIFY_SMTP_NAME');
+  if (name !== undefined) pattern('NOTIFY_SMTP_NAME', name, HOSTNAME);
+  const dkimNames = ['NOTIFY_SMTP_DKIM_DOMAIN', 'NOTIFY_SMTP_DKIM_SELECTOR', 'NOTIFY_SMTP_DKIM_PRIVATE_KEY'];
+  const given = dkimNames.filter((variable) => optional(variable) !== undefined);
+  let dkim: SmtpProviderSettings['dkim'];
+  if (given.length > 0) {
+    const missing = dkimNames.find((variable) => optional(variable) === undefined);
+    if (missing)
+      throw new ConfigError(`${missing} is required when ${given.join(', ')} is set (DKIM signing)`);
+    const domain = pattern('NOTIFY_SMTP_DKIM_DOMAIN', optional(dkimNames[0])!, HOSTNAME);
+    const selector = pattern(
+      'NOTIFY_SMTP_DKIM_SELECTOR',
+      optional(dkimNames[1])!,
+      /^[A-Za-z0-9]([A-Za-z0-9._-]{0,62})$/,
+    );
+    // A PEM in one environment line usually arrives with its line breaks written as \n.
+    const privateKey = optional(dkimNames[2])!.replace(/\\n/g, '\n');
+    try {
+      const key = createPrivateKey(privateKey);
+      if (key.asymmetricKeyType !== 'rsa') throw new Error(`an ${key.asymmetricKeyType} key`);
+    } catch (error) {
+      throw new ConfigError(
+        `NOTIFY_SMTP_DKIM_PRIVATE_KEY must be an RSA private key in PEM (${(error as Error).message})`,
+      );
+    }
+    dkim = { domain, selector, privateKey };
+  }
+  const mailto = optional('NOTIFY_UNSUBSCRIBE_MAILTO');
+  if (mailto !== undefined)
+    pattern('NOTIFY_UNSUBSCRIBE_MAILTO', mailto, /^[^\s@<>,]{1,64}@[^\s@<>,]{1,253}$/);
+  return { url, from, name, dkim, unsubscribeMailto: mailto };
 }
 
 export function readProviderSettings(env: Env, appSecret?: string): ProviderSettings {
@@ -157,7 +251,7 @@ export function readProviderSettings(env: Env, appSecret?: string): ProviderSett
       resetTimeoutMs: int('NOTIFY_BREAKER_RESET_MS', 30_000, 10, 3_600_000),
     },
     smtp: uses('smtp')
-      ? { url: required('NOTIFY_SMTP_URL'), from: required('NOTIFY_EMAIL_FROM') }
+      ? smtpSettings(optional, required('NOTIFY_SMTP_URL'), required('NOTIFY_EMAIL_FROM'))
       : undefined,
     webPush: uses('webpush') ? vapid(optional, production) : undefined,
     sms: uses('http')
@@ -168,6 +262,7 @@ export function readProviderSettings(env: Env, appSecret?: string): ProviderSett
           from: required('NOTIFY_SMS_FROM'),
         }
       : undefined,
+    appSecret: secret,
     receiptSecret:
       optional('NOTIFY_RECEIPT_SECRET') ||
       createHmac('sha256', secret).update('notify.receipts').digest('base64url'),

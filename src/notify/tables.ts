@@ -25,6 +25,8 @@ export type PreferencesTable = {
   push_enabled: Generated<boolean>;
   sms_enabled: Generated<boolean>;
   email_enabled: Generated<boolean>;
+  /** Bulk types' e-mail (NOTIFY_MARKETING_TYPES); turned off by the one-click unsubscribe (migration 004). */
+  email_marketing_enabled: Generated<boolean>;
   /** A `time`: `HH:MM:SS` as PostgreSQL prints it (selected `::text`). */
   quiet_hours_start: string | null;
   quiet_hours_end: string | null;

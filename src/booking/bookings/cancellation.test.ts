@@ -64,8 +64,11 @@ describe('POST /api/v1/bookings/{id}/cancel', () => {
     assert.ok(told);
     for (const variable of BOOKING_NOTIFICATION_TYPES.booking_cancelled)
       assert.ok(told.data[variable] !== undefined);
+    assert.equal(told.data.time_zone, 'Asia/Kolkata', "the venue city's zone");
+    assert.equal(told.data.currency, 'INR');
     const refund = t.notify.ofType('refund_update').find((n) => n.data.booking_id === booked.booking_id);
     assert.equal(refund?.data.refund_status, 'COMPLETED');
+    assert.equal(refund?.data.currency, 'INR');
     const ticket = await t.app.inject({
       url: `/api/v1/tickets/${booked.ticket_token}`,
       headers: t.asOperator,
@@ -227,6 +230,7 @@ describe('reminders (clock)', () => {
     const reminder = t.notify.ofType('booking_reminder').find((n) => n.data.booking_id === early.booking_id);
     for (const variable of BOOKING_NOTIFICATION_TYPES.booking_reminder)
       assert.ok(reminder?.data[variable] !== undefined);
+    assert.equal(reminder?.data.time_zone, 'Asia/Kolkata');
 
     const late = await confirmedBooking(showId, ['A6']);
     t.clock.advance(60_000);

@@ -8,7 +8,9 @@ import type { BookingRow } from './repository.ts';
  * Booking's notifications through the notification service's public API (in-process). Each has a
  * stable id, so a retry (or a second process doing the same) is dropped by notify as a duplicate.
  * A failure to notify never fails a booking: it is logged. Variables follow DESIGN §3: times as
- * ISO 8601 UTC (notify shows them in the recipient's zone), money as numbers, seats as a list.
+ * ISO 8601 UTC, money as numbers, seats as a list; with them `time_zone`, the venue's city's zone
+ * (a show's time is read where the show is: 19:30 in Delhi, named, not the recipient's 15:00), and
+ * `currency`, the booking's (notify's CONTEXT_VARIABLES).
  */
 export function createBookingNotifier(deps: { notify: NotifyApi | undefined; log: FastifyBaseLogger }) {
   const { notify, log } = deps;
@@ -51,8 +53,10 @@ export function createBookingNotifier(deps: { notify: NotifyApi | undefined; log
           movie_title: show.movie_title,
           theater_name: show.theater_name,
           show_time: show.show_time,
+          time_zone: show.timezone,
           seats: booking.seats,
           total_paid: fromMinor(booking.total_minor),
+          currency: booking.currency,
           qr_code: ticketToken,
         },
       }),
@@ -68,6 +72,7 @@ export function createBookingNotifier(deps: { notify: NotifyApi | undefined; log
           movie_title: show.movie_title,
           theater_name: show.theater_name,
           show_time: show.show_time,
+          time_zone: show.timezone,
           hours_before: hoursBefore,
         },
       }),
@@ -80,7 +85,9 @@ export function createBookingNotifier(deps: { notify: NotifyApi | undefined; log
           booking_id: booking.id,
           movie_title: show.movie_title,
           show_time: show.show_time,
+          time_zone: show.timezone,
           refund_amount: fromMinor(refundMinor),
+          currency: booking.currency,
           reason,
         },
       }),
@@ -91,6 +98,7 @@ export function createBookingNotifier(deps: { notify: NotifyApi | undefined; log
         data: {
           booking_id: booking.id,
           refund_amount: fromMinor(refundMinor),
+          currency: booking.currency,
           refund_status: status,
         },
       }),

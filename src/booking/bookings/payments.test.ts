@@ -131,6 +131,9 @@ describe('a successful payment', () => {
     assert.deepEqual(confirmation.data.seats, held.seats);
     assert.equal(confirmation.data.show_time, body.show.show_time);
     assert.equal(confirmation.data.total_paid, body.total_paid);
+    // The show's time is read in the venue's zone (the city's), the amount in the booking's currency.
+    assert.equal(confirmation.data.time_zone, 'Asia/Kolkata');
+    assert.equal(confirmation.data.currency, body.currency);
     assert.deepEqual(t.notify.contacts.at(-1), {
       userId: held.user_id,
       email: 'ana@example.com',

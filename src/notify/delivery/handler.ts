@@ -7,7 +7,7 @@ import type { Channel } from '../api.ts';
 import type { DeliveryMessage } from '../notifications/outbox.ts';
 import type { Claimed, NotifyRepository } from '../notifications/repository.ts';
 import { type ChannelSender, ProviderError, ProviderUnavailable, type TemplateRenderer } from '../ports.ts';
-import { enabled, hasAddress, toPreferences } from '../preferences/service.ts';
+import { enabled, hasAddress, toPreferences, unsubscribed } from '../preferences/service.ts';
 import type { DeliveryStatus } from '../tables.ts';
 import { createLocalDelivery, type Outcome, prepareSend, type Ready } from './local.ts';
 
@@ -44,8 +44,11 @@ export function createDeliveryHandler(deps: {
   counter: Counter<'channel' | 'status'>;
   /** Under load, how long a batch of messages waits for more before it is written (createGroup's `lingerMs`). */
   batchLingerMs?: number;
+  /** Bulk types (NOTIFY_MARKETING_TYPES): an unsubscribe since the accept still stops their e-mail. */
+  marketingTypes?: readonly string[];
 }) {
   const { repo, templates, senders, clock, log, counter } = deps;
+  const marketing = new Set(deps.marketingTypes ?? []);
 
   const setStatus = (
     message: Delivery<DeliveryMessage>,
@@ -116,9 +119,11 @@ export function createDeliveryHandler(deps: {
     // address since the accept, which may also have read a cached copy (preferences/contacts-cache.ts).
     const refused = !enabled(prefs, channel)
       ? 'channel_disabled'
-      : !hasAddress(prefs, channel, found.subscriptions)
-        ? 'no_address'
-        : null;
+      : unsubscribed(prefs, channel, marketing.has(notification.type))
+        ? 'unsubscribed'
+        : !hasAddress(prefs, channel, found.subscriptions)
+          ? 'no_address'
+          : null;
     if (refused) {
       await setStatus(message, { status: 'skipped', reason: refused });
       return undefined;

@@ -111,4 +111,12 @@ export const coreMigrations: Migrations = {
       );
     },
   },
+  '004_notify_email_marketing': {
+    async up(db: Kysely<unknown>) {
+      // Marketing e-mail on its own switch: a one-click unsubscribe (List-Unsubscribe, RFC 8058)
+      // stops bulk mail without stopping the booking confirmations the same address gets.
+      await sql`alter table notify_preferences
+        add column if not exists email_marketing_enabled boolean not null default true`.execute(db);
+    },
+  },
 };

@@ -2,6 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Migrations } from '../../platform/db/migrate.ts';
 import { defaultTemplates } from '../templates/defaults.ts';
 import { parseTemplateId } from '../templates/ids.ts';
+import { firstDefaults } from './first-defaults.ts';
 
 /**
  * Keys start with '100_' so they sort after the delivery core's '001_' ones in the notify
@@ -24,6 +25,24 @@ export const templateMigrations: Migrations = {
         )`.execute(db);
       await sql`create index notify_templates_type on notify_templates (type)`.execute(db);
       await seedDefaults(db);
+    },
+  },
+  // Times in the event's zone with the zone named, amounts with their currency (issue 24): the
+  // first defaults showed a Delhi show's 19:30 as "14:00" and "Paid: 900.00". Only defaults nobody
+  // edited are replaced (their text is still the first one, part for part).
+  '101_notify_templates_zones_money': {
+    async up(db: Kysely<unknown>) {
+      const current = new Map(defaultTemplates().map((seed) => [seed.id, seed]));
+      for (const first of firstDefaults()) {
+        const seed = current.get(first.id);
+        if (!seed || (seed.subject === first.subject && seed.body === first.body && seed.html === first.html))
+          continue;
+        await sql`
+          update notify_templates
+          set subject = ${seed.subject}, body = ${seed.body}, html_body = ${seed.html ?? null}, updated_at = now()
+          where id = ${first.id} and subject = ${first.subject} and body = ${first.body}
+            and html_body is not distinct from ${first.html ?? null}`.execute(db);
+      }
     },
   },
 };

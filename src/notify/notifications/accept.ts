@@ -14,7 +14,14 @@ import {
 import { err } from '../errors.ts';
 import type { TemplateRenderer } from '../ports.ts';
 import type { Contacts, ContactsCache } from '../preferences/contacts-cache.ts';
-import { enabled, hasAddress, quietUntil, toPreferences, USER_ID } from '../preferences/service.ts';
+import {
+  enabled,
+  hasAddress,
+  quietUntil,
+  toPreferences,
+  USER_ID,
+  unsubscribed,
+} from '../preferences/service.ts';
 import type { Lane, NotificationRow } from '../tables.ts';
 import type { ChannelLimits } from './limits.ts';
 import type { Outbox } from './outbox.ts';
@@ -47,8 +54,11 @@ export function createAccept(deps: {
   outbox: Outbox;
   clock: Clock;
   contacts: ContactsCache;
+  /** Bulk types (NOTIFY_MARKETING_TYPES): their e-mail is skipped for a user who unsubscribed. */
+  marketingTypes?: readonly string[];
 }) {
   const { repo, templates, limits, outbox, clock, contacts } = deps;
+  const marketing = new Set(deps.marketingTypes ?? []);
 
   async function checkTemplates(type: string, channels: Channel[], data: Record<string, unknown>) {
     const problems = await templates.check(type, channels, data);
@@ -114,6 +124,10 @@ export function createAccept(deps: {
         results.push({ channel, status: 'skipped', reason, scheduledFor: null });
       if (!enabled(prefs, channel)) {
         skipped('channel_disabled');
+        continue;
+      }
+      if (unsubscribed(prefs, channel, marketing.has(request.type))) {
+        skipped('unsubscribed');
         continue;
       }
       if (!hasAddress(prefs, channel, subscriptions)) {

@@ -84,7 +84,7 @@ export function createNotifyRepository(database: Db, options: { prepare?: boolea
           (select to_jsonb(n) from notifications n where n.user_id = k.user_id and n.client_id = k.client_id)
             as earlier,
           (select to_jsonb(p) from (select user_id, push_enabled, sms_enabled, email_enabled,
-              quiet_hours_start::text as quiet_hours_start, quiet_hours_end::text as quiet_hours_end,
+              email_marketing_enabled, quiet_hours_start::text as quiet_hours_start, quiet_hours_end::text as quiet_hours_end,
               timezone, email, phone, locale, version
             from notify_preferences where user_id = k.user_id) p) as prefs,
           case when k.push then (select coalesce(jsonb_agg(jsonb_build_object('endpoint', s.endpoint,
@@ -188,7 +188,8 @@ export function createNotifyRepository(database: Db, options: { prepare?: boolea
         select k.position, d.notification_id, d.channel, d.user_id, d.status, d.scheduled_for, n.type, n.data,
           (claimed.notification_id is not null) as claimed,
           (select to_jsonb(p) from (
-            select user_id, push_enabled, sms_enabled, email_enabled, quiet_hours_start::text as quiet_hours_start,
+            select user_id, push_enabled, sms_enabled, email_enabled, email_marketing_enabled,
+              quiet_hours_start::text as quiet_hours_start,
               quiet_hours_end::text as quiet_hours_end, timezone, email, phone, locale
             from notify_preferences where user_id = d.user_id) p) as prefs,
           case when d.channel = 'push' then (select coalesce(jsonb_agg(jsonb_build_object('endpoint', s.endpoint,

@@ -88,6 +88,10 @@ export function invalidating(repo: PreferencesRepository, cache: ContactsCache):
       await repo.savePreferences(p, now);
       await cache.changed(p.user_id);
     },
+    async unsubscribeEmailMarketing(userId, now) {
+      await repo.unsubscribeEmailMarketing(userId, now);
+      await cache.changed(userId);
+    },
     async setContact(userId, contact, now) {
       await repo.setContact(userId, contact, now);
       await cache.changed(userId);

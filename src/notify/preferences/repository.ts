@@ -12,6 +12,7 @@ const preferenceColumns = (db: NotifyDb) =>
       'push_enabled',
       'sms_enabled',
       'email_enabled',
+      'email_marketing_enabled',
       sql<string | null>`quiet_hours_start::text`.as('quiet_hours_start'),
       sql<string | null>`quiet_hours_end::text`.as('quiet_hours_end'),
       'timezone',
@@ -40,6 +41,7 @@ export function createPreferencesRepository(database: Db) {
             push_enabled: eb.ref('excluded.push_enabled'),
             sms_enabled: eb.ref('excluded.sms_enabled'),
             email_enabled: eb.ref('excluded.email_enabled'),
+            email_marketing_enabled: eb.ref('excluded.email_marketing_enabled'),
             quiet_hours_start: eb.ref('excluded.quiet_hours_start'),
             quiet_hours_end: eb.ref('excluded.quiet_hours_end'),
             timezone: eb.ref('excluded.timezone'),
@@ -64,6 +66,27 @@ export function createPreferencesRepository(database: Db) {
             version: sql<number>`notify_preferences.version + 1`,
             email: sql<string | null>`coalesce(${email}, notify_preferences.email)`,
             phone: sql<string | null>`coalesce(${phone}, notify_preferences.phone)`,
+            updated_at: eb.ref('excluded.updated_at'),
+          })),
+        )
+        .execute();
+    },
+
+    /** The one-click unsubscribe: one switch, nothing else of the row (idempotent; a new row otherwise default). */
+    async unsubscribeEmailMarketing(userId: string, now: Date): Promise<void> {
+      await db
+        .insertInto('notify_preferences')
+        .values({
+          user_id: userId,
+          email: null,
+          phone: null,
+          email_marketing_enabled: false,
+          updated_at: now,
+        })
+        .onConflict((conflict) =>
+          conflict.column('user_id').doUpdateSet((eb) => ({
+            version: sql<number>`notify_preferences.version + 1`,
+            email_marketing_enabled: false,
             updated_at: eb.ref('excluded.updated_at'),
           })),
         )

@@ -8,6 +8,9 @@ const PreferenceFields = {
   push_enabled: Type.Boolean(),
   sms_enabled: Type.Boolean(),
   email_enabled: Type.Boolean(),
+  email_marketing_enabled: Type.Boolean({
+    description: 'E-mail of bulk types (NOTIFY_MARKETING_TYPES); the one-click unsubscribe turns it off',
+  }),
   quiet_hours_start: Type.Union([Hhmm, Type.Null()]),
   quiet_hours_end: Type.Union([Hhmm, Type.Null()]),
   timezone: Type.String({ minLength: 1, maxLength: 64, description: 'IANA zone, e.g. Europe/Berlin' }),
@@ -22,6 +25,7 @@ export const PreferencesPut = Type.Object(
     push_enabled: PreferenceFields.push_enabled,
     sms_enabled: PreferenceFields.sms_enabled,
     email_enabled: PreferenceFields.email_enabled,
+    email_marketing_enabled: Type.Optional(PreferenceFields.email_marketing_enabled),
     quiet_hours_start: Type.Optional(PreferenceFields.quiet_hours_start),
     quiet_hours_end: Type.Optional(PreferenceFields.quiet_hours_end),
     timezone: Type.Optional(PreferenceFields.timezone),

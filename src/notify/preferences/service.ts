@@ -12,6 +12,7 @@ export interface Preferences {
   push_enabled: boolean;
   sms_enabled: boolean;
   email_enabled: boolean;
+  email_marketing_enabled: boolean;
   quiet_hours_start: string | null;
   quiet_hours_end: string | null;
   timezone: string;
@@ -24,6 +25,7 @@ export const DEFAULT_PREFERENCES: Preferences = {
   push_enabled: true,
   sms_enabled: true,
   email_enabled: true,
+  email_marketing_enabled: true,
   quiet_hours_start: null,
   quiet_hours_end: null,
   timezone: 'UTC',
@@ -127,6 +129,14 @@ export function quietUntil(p: Preferences, now: Date): Date | null {
 
 export function enabled(p: Preferences, channel: Channel): boolean {
   return channel === 'push' ? p.push_enabled : channel === 'sms' ? p.sms_enabled : p.email_enabled;
+}
+
+/**
+ * A bulk (marketing) type's e-mail to a user who unsubscribed from it: skipped as `unsubscribed`.
+ * Transactional types never ask (settings.ts TRANSACTIONAL_TYPES cannot be marketing types).
+ */
+export function unsubscribed(p: Preferences, channel: Channel, marketing: boolean): boolean {
+  return marketing && channel === 'email' && !p.email_marketing_enabled;
 }
 
 /** Where the channel would go: an e-mail address, a phone number, a push subscription. */

@@ -5,10 +5,12 @@ import { createOutboundGuard, type OutboundGuard } from '../../platform/http/out
 import type { HealthCheck, PlatformDeps } from '../../platform/module.ts';
 import type { Metrics } from '../../platform/observability/metrics.ts';
 import { CHANNELS, type Channel } from '../api.ts';
-import type { ChannelSender, Provider, SendResult } from '../ports.ts';
+import type { ChannelSender, OutboundMessage, Provider, SendResult } from '../ports.ts';
+import { unsubscribeUrl } from '../preferences/unsubscribe.ts';
 import {
   type ProviderKind,
   type ProviderSettings,
+  readMarketingTypes,
   readOutboundAllow,
   readProviderSettings,
 } from '../settings.ts';
@@ -42,6 +44,8 @@ export interface ChannelSendersOptions {
   env: Readonly<Record<string, string | undefined>>;
   /** `config.secret`: the receipts key derives from it unless NOTIFY_RECEIPT_SECRET is set. */
   secret?: string;
+  /** `config.baseUrl`: the one-click unsubscribe links of bulk e-mail point there. */
+  baseUrl?: string;
   db: Db;
   /** Hot statements as named prepared statements (PostgreSQL, not PGlite): platform/db/prepared.ts. */
   prepare?: boolean;
@@ -65,6 +69,7 @@ function normalize(options: ChannelSendersOptions | PlatformSendersOptions): Cha
   return {
     env: options.config.env,
     secret: options.config.secret,
+    baseUrl: options.config.baseUrl,
     db: options.database.db,
     prepare: options.database.kind === 'postgres',
     clock: options.clock,
@@ -148,7 +153,11 @@ function buildProvider(
 ): Provider {
   switch (kind) {
     case 'smtp':
-      return createSmtpProvider({ ...settings.smtp!, timeoutMs: settings.breaker.timeoutMs });
+      return createSmtpProvider({
+        ...settings.smtp!,
+        timeoutMs: settings.breaker.timeoutMs,
+        listUnsubscribe: listUnsubscribe(settings, options),
+      });
     case 'http':
       return createSmsHttpProvider({ ...settings.sms!, timeoutMs: settings.breaker.timeoutMs });
     case 'webpush': {
@@ -214,5 +223,21 @@ function inboxReceipts(
     }, delay + span);
     bucket.timer.unref();
     timers.add(bucket.timer);
+  };
+}
+
+/**
+ * The List-Unsubscribe URIs of a bulk type's e-mail (NOTIFY_MARKETING_TYPES): the signed one-click
+ * link (preferences/unsubscribe.ts) and NOTIFY_UNSUBSCRIBE_MAILTO when set. Transactional types get none.
+ */
+function listUnsubscribe(settings: ProviderSettings, options: ChannelSendersOptions) {
+  const marketing = new Set(readMarketingTypes(options.env));
+  const baseUrl = options.baseUrl ?? 'http://localhost:3000';
+  const mailto = settings.smtp?.unsubscribeMailto;
+  return (message: OutboundMessage): string[] | undefined => {
+    if (!marketing.has(message.type)) return undefined;
+    const uris = [unsubscribeUrl(baseUrl, settings.appSecret, message.recipient.userId)];
+    if (mailto) uris.push(`mailto:${mailto}?subject=unsubscribe`);
+    return uris;
   };
 }

@@ -1,13 +1,16 @@
 import assert from 'node:assert/strict';
+import { generateKeyPairSync } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { SMTPServer } from 'smtp-server';
 import { createTestApp, type TestApp } from '../../../test/support/platform.ts';
 import type { OutboundMessage } from '../ports.ts';
+import { readProviderSettings } from '../settings.ts';
 import { createTemplateRenderer } from '../templates/service.ts';
+import { createChannelSenders } from './index.ts';
 import { createSmtpProvider } from './smtp.ts';
 
 /** A real SMTP server on a local port; mailboxes decide the answer (550 bounce, 451 busy). */
-const received: { from: string; to: string[]; raw: string }[] = [];
+const received: { from: string; to: string[]; raw: string; ehlo: string }[] = [];
 let server: SMTPServer;
 let port: number;
 /** The notify module's database: the default templates the message is rendered from. */
@@ -35,6 +38,7 @@ before(async () => {
           from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
           to: session.envelope.rcptTo.map((r) => r.address),
           raw: Buffer.concat(chunks).toString('utf8'),
+          ehlo: session.hostNameAppearsAs,
         });
         callback();
       });
@@ -159,4 +163,94 @@ test('5xx is permanent, 4xx and connection errors are transient', async () => {
   } finally {
     await down.close?.();
   }
+});
+
+/** A header's value as received, its folded continuation lines joined. */
+function header(raw: string, name: string): string | undefined {
+  const head = raw.split('\r\n\r\n')[0].replace(/\r\n[ \t]+/g, ' ');
+  return new RegExp(`^${name}: (.*)$`, 'im').exec(head)?.[1];
+}
+
+test('configured from the environment: Auto-Submitted on every mail, List-Unsubscribe one-click on bulk types only, DKIM-Signature, the EHLO name', async () => {
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const env = {
+    NOTIFY_EMAIL_PROVIDER: 'smtp',
+    NOTIFY_SMTP_URL: `smtp://127.0.0.1:${port}`,
+    NOTIFY_EMAIL_FROM: '"Cinema" <tickets@cinema.test>',
+    NOTIFY_SMTP_NAME: 'mailer.cinema.test',
+    NOTIFY_SMTP_DKIM_DOMAIN: 'cinema.test',
+    NOTIFY_SMTP_DKIM_SELECTOR: 'mail2026',
+    // As it sits in an env file: one line, its line breaks written \n.
+    NOTIFY_SMTP_DKIM_PRIVATE_KEY: (privateKey.export({ type: 'pkcs8', format: 'pem' }) as string).replace(
+      /\n/g,
+      '\\n',
+    ),
+    NOTIFY_UNSUBSCRIBE_MAILTO: 'unsubscribe@cinema.test',
+  };
+  const senders = createChannelSenders({
+    env,
+    secret: 'a-test-secret-of-32-characters!!',
+    baseUrl: 'https://tickets.cinema.test',
+    db: t.adapters.database.db,
+    clock: t.clock,
+    metrics: t.app.platform.metrics,
+    log: { warn() {}, error() {}, info() {} },
+  });
+  const message = { subject: 'Diwali offers', text: 'Two for one.' };
+  try {
+    received.length = 0;
+    await senders.email.send({ ...email('ana@example.test', message), type: 'marketing' });
+    await senders.email.send({ ...email('ana@example.test', message), deliveryId: 'd2:email' });
+  } finally {
+    await senders.email.close();
+  }
+  assert.equal(received.length, 2);
+  const [bulk, transactional] = received;
+  for (const mail of received) {
+    assert.equal(header(mail.raw, 'Auto-Submitted'), 'auto-generated');
+    assert.equal(mail.ehlo, 'mailer.cinema.test');
+    const dkim = header(mail.raw, 'DKIM-Signature');
+    assert.ok(dkim, mail.raw);
+    assert.match(dkim, /\bd=cinema\.test;/);
+    assert.match(dkim, /\bs=mail2026;/);
+    assert.match(dkim, /\bh=[^;]*auto-submitted/i);
+  }
+  const unsubscribe = header(bulk.raw, 'List-Unsubscribe');
+  assert.match(
+    unsubscribe ?? '',
+    /^<https:\/\/tickets\.cinema\.test\/notify\/unsubscribe\/7\.[\w-]{43}>, <mailto:unsubscribe@cinema\.test\?subject=unsubscribe>$/,
+  );
+  assert.equal(header(bulk.raw, 'List-Unsubscribe-Post'), 'List-Unsubscribe=One-Click');
+  // RFC 8058 §4: the signature must cover both headers.
+  assert.match(header(bulk.raw, 'DKIM-Signature')!, /\bh=[^;]*list-unsubscribe:[^;]*list-unsubscribe-post/i);
+  // A booking confirmation offers no unsubscribe.
+  assert.equal(header(transactional.raw, 'List-Unsubscribe'), undefined);
+  assert.equal(header(transactional.raw, 'List-Unsubscribe-Post'), undefined);
+});
+
+test('SMTP settings that cannot work stop the start, naming the variable', () => {
+  const smtp = {
+    NOTIFY_EMAIL_PROVIDER: 'smtp',
+    NOTIFY_SMTP_URL: 'smtp://127.0.0.1:2525',
+    NOTIFY_EMAIL_FROM: 'tickets@cinema.test',
+  };
+  assert.throws(
+    () => readProviderSettings({ ...smtp, NOTIFY_SMTP_DKIM_DOMAIN: 'cinema.test' }),
+    /NOTIFY_SMTP_DKIM_SELECTOR is required/,
+  );
+  assert.throws(
+    () =>
+      readProviderSettings({
+        ...smtp,
+        NOTIFY_SMTP_DKIM_DOMAIN: 'cinema.test',
+        NOTIFY_SMTP_DKIM_SELECTOR: 's1',
+        NOTIFY_SMTP_DKIM_PRIVATE_KEY: 'not a key',
+      }),
+    /NOTIFY_SMTP_DKIM_PRIVATE_KEY must be an RSA private key/,
+  );
+  assert.throws(() => readProviderSettings({ ...smtp, NOTIFY_SMTP_NAME: 'bad name!' }), /NOTIFY_SMTP_NAME/);
+  assert.equal(
+    readProviderSettings({ ...smtp, NOTIFY_SMTP_NAME: 'mx1.cinema.test' }).smtp?.name,
+    'mx1.cinema.test',
+  );
 });

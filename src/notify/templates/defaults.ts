@@ -8,7 +8,15 @@ export interface TemplateSeed {
   html?: string;
 }
 
-const when = '{{ show_time | date: "%a %-d %b %Y, %H:%M" }}';
+/**
+ * The show's time in the venue's zone with the zone named (`time_zone`, which booking sends; the
+ * recipient's zone when a sender has none), and amounts with their currency (`currency`, else
+ * NOTIFY_CURRENCY): "Fri 27 Nov 2026, 19:30 (Asia/Kolkata)", "₹900.00". SMS shows the currency's
+ * code, which stays in the GSM 7-bit alphabet ("INR 900.00").
+ */
+const when = '{{ show_time | datetime: time_zone }}';
+const money = (name: string) => `{{ ${name} | money: currency }}`;
+const smsMoney = (name: string) => `{{ ${name} | money: currency, "code" }}`;
 
 /**
  * Default templates for the types booking sends (api.ts BOOKING_NOTIFICATION_TYPES) plus a
@@ -23,7 +31,7 @@ export const DEFAULT_TEMPLATES: Record<string, Record<Channel, Omit<TemplateSeed
         'Booking {{ booking_id }} is confirmed.',
         '',
         `{{ movie_title }} at {{ theater_name }}, ${when}.`,
-        'Seats: {{ seats | join: ", " }}. Paid: {{ total_paid | money }}.',
+        `Seats: {{ seats | join: ", " }}. Paid: ${money('total_paid')}.`,
         '',
         'Show the QR code from the HTML version of this e-mail at the entrance.',
       ].join('\n'),
@@ -32,7 +40,7 @@ export const DEFAULT_TEMPLATES: Record<string, Record<Channel, Omit<TemplateSeed
         '<p>Booking <strong>{{ booking_id }}</strong> is confirmed.</p>',
         '<p>{{ theater_name }}, ' +
           when +
-          '<br>Seats: {{ seats | join: ", " }}<br>Paid: {{ total_paid | money }}</p>',
+          `<br>Seats: {{ seats | join: ", " }}<br>Paid: ${money('total_paid')}</p>`,
         '<p><img alt="Ticket QR code for booking {{ booking_id }}" width="200" height="200" src="{{ qr_code | qr }}"></p>',
         '<p>Show this code at the entrance.</p>',
       ].join('\n'),
@@ -66,45 +74,45 @@ export const DEFAULT_TEMPLATES: Record<string, Record<Channel, Omit<TemplateSeed
       body:
         'Your booking for {{ movie_title }} (' +
         when +
-        ') was cancelled: {{ reason }}.\nRefund: {{ refund_amount | money }}.',
+        `) was cancelled: {{ reason }}.\nRefund: ${money('refund_amount')}.`,
     },
     push: {
       subject: 'Booking cancelled',
-      body: `{{ movie_title }} (${when}): {{ reason }}. Refund {{ refund_amount | money }}.`,
+      body: `{{ movie_title }} (${when}): {{ reason }}. Refund ${money('refund_amount')}.`,
     },
     sms: {
       subject: '',
-      body: `Cancelled: {{ movie_title }} ${when}. Refund {{ refund_amount | money }}. Ref {{ booking_id }}`,
+      body: `Cancelled: {{ movie_title }} ${when}. Refund ${smsMoney('refund_amount')}. Ref {{ booking_id }}`,
     },
   },
   refund_update: {
     email: {
       subject: 'Refund for booking {{ booking_id }}: {{ refund_status }}',
-      body: 'The refund of {{ refund_amount | money }} for booking {{ booking_id }} is {{ refund_status }}.',
+      body: `The refund of ${money('refund_amount')} for booking {{ booking_id }} is {{ refund_status }}.`,
     },
     push: {
       subject: 'Refund {{ refund_status }}',
-      body: 'Refund of {{ refund_amount | money }} for booking {{ booking_id }}: {{ refund_status }}.',
+      body: `Refund of ${money('refund_amount')} for booking {{ booking_id }}: {{ refund_status }}.`,
     },
     sms: {
       subject: '',
-      body: 'Refund {{ refund_amount | money }} for {{ booking_id }}: {{ refund_status }}',
+      body: `Refund ${smsMoney('refund_amount')} for {{ booking_id }}: {{ refund_status }}`,
     },
   },
   security_alert: {
     email: {
       subject: 'Security alert: {{ event }}',
       body:
-        'We noticed {{ event }} on your account at {{ occurred_at | date: "%-d %b %Y, %H:%M %Z" }}.\n' +
+        'We noticed {{ event }} on your account at {{ occurred_at | datetime }}.\n' +
         'If this was not you, secure your account now.',
     },
     push: {
       subject: 'Security alert',
-      body: '{{ event }} at {{ occurred_at | date: "%H:%M" }}. Not you? Act now.',
+      body: '{{ event }} at {{ occurred_at | datetime }}. Not you? Act now.',
     },
     sms: {
       subject: '',
-      body: 'Security alert: {{ event }} at {{ occurred_at | date: "%H:%M" }}. Not you? Secure your account.',
+      body: 'Security alert: {{ event }} at {{ occurred_at | datetime }}. Not you? Secure your account.',
     },
   },
   marketing: {

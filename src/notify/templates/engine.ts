@@ -93,10 +93,23 @@ function createEngine(html: boolean, fs: FS): Liquid {
     dates.set(key, { value: formatted });
     return formatted;
   });
-  // Money arrives as a number with two decimals (or its string); 24 must read 24.00.
-  liquid.registerFilter('money', (value: unknown) => {
+  // `datetime`: a time as people read it, with the zone named ("Fri 27 Nov 2026, 19:30 (Asia/Kolkata)").
+  // The zone is the event's (booking sends its venue's as `time_zone`), else the recipient's: a
+  // 19:30 show in Delhi is 19:30 for a reader in Berlin too, and the name says which 19:30.
+  liquid.registerFilter('datetime', function (value: unknown, zone?: unknown) {
+    const recipient = (this.context.globals as { timeZone?: string }).timeZone ?? 'UTC';
+    const timeZone = typeof zone === 'string' && zone ? knownTimeZone(zone, recipient) : recipient;
+    return formatDateTime(value, timeZone);
+  });
+  // Money arrives as a number with two decimals (or its string). With an ISO 4217 code it reads as
+  // people expect it, "₹900.00"; `money: currency, "code"` gives "INR 900.00", ASCII only, for SMS
+  // (₹ is not in the GSM 7-bit alphabet and would halve the segment to 70 characters). Without a
+  // currency it is the bare amount, 24 → 24.00, as operators' older templates expect.
+  liquid.registerFilter('money', (value: unknown, currency?: unknown, display?: unknown) => {
     const amount = typeof value === 'number' ? value : Number(value);
-    return typeof value !== 'boolean' && value !== '' && Number.isFinite(amount) ? amount.toFixed(2) : value;
+    if (typeof value === 'boolean' || value === '' || !Number.isFinite(amount)) return value;
+    if (typeof currency !== 'string' || !currency) return amount.toFixed(2);
+    return formatMoney(amount, currency, display === 'code');
   });
   // A data: URL of the value as a QR code, for an <img src> in the HTML part (the ticket token).
   liquid.registerFilter('qr', (value: unknown) =>
@@ -171,15 +184,15 @@ export function templateVariables(parts: Template[][]): string[] {
 }
 
 /** The user's zone when Intl knows it, else UTC: a stale preference must not make a message unsendable. */
-export function knownTimeZone(timeZone: string | undefined): string {
-  if (!timeZone) return 'UTC';
+export function knownTimeZone(timeZone: string | undefined, fallback = 'UTC'): string {
+  if (!timeZone) return fallback;
   if (validZones.has(timeZone)) return timeZone;
   try {
     new Intl.DateTimeFormat('en', { timeZone });
     validZones.add(timeZone);
     return timeZone;
   } catch {
-    return 'UTC';
+    return fallback;
   }
 }
 /** Zones Intl accepted: building a DateTimeFormat per render showed in worker profiles (only real zones, so it stays small). */
@@ -197,4 +210,68 @@ export function textToHtml(text: string): string {
     .split(/\n{2,}/)
     .map((paragraph) => `<p>${paragraph.replaceAll('\n', '<br>\n')}</p>`)
     .join('\n');
+}
+
+/** Formatted times and amounts by their arguments: Intl formatters are dear to build (see `dates`). */
+const dateTimes = new LRUCache<string, string>({ max: 10_000 });
+const dateTimeFormats = new Map<string, Intl.DateTimeFormat>();
+const moneyFormats = new Map<string, Intl.NumberFormat | null>();
+
+/**
+ * "Fri 27 Nov 2026, 19:30 (Asia/Kolkata)": English, 24-hour, and the IANA name rather than an
+ * abbreviation, which Intl gives only for some zones and locales ("GMT+5:30" for India in English)
+ * and which is ambiguous where it exists (IST is also Irish and Israel time). A value that is not a
+ * time comes back as it was, as liquid's `date` does. Numbers are Unix seconds, as for `date`.
+ */
+export function formatDateTime(value: unknown, timeZone: string): unknown {
+  const key = `${typeof value}\u0000${String(value)}\u0000${timeZone}`;
+  const hit = dateTimes.get(key);
+  if (hit !== undefined) return hit;
+  const at =
+    value instanceof Date
+      ? value
+      : typeof value === 'number' || (typeof value === 'string' && /^\d+$/.test(value))
+        ? new Date(Number(value) * 1000)
+        : typeof value === 'string'
+          ? new Date(value)
+          : undefined;
+  if (!at || Number.isNaN(at.getTime())) return value;
+  let format = dateTimeFormats.get(timeZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-GB', {
+      timeZone,
+      weekday: 'short',
+      day: 'numeric',
+      month: 'short',
+      year: 'numeric',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    });
+    dateTimeFormats.set(timeZone, format);
+  }
+  const part = Object.fromEntries(format.formatToParts(at).map((p) => [p.type, p.value]));
+  const text = `${part.weekday} ${part.day} ${part.month} ${part.year}, ${part.hour}:${part.minute} (${timeZone})`;
+  if (!(value instanceof Date)) dateTimes.set(key, text);
+  return text;
+}
+
+/** "₹900.00", "€12.50", or with `code` "INR 900.00"; a code Intl does not know: "900.00 XYZ". */
+export function formatMoney(amount: number, currency: string, code: boolean): string {
+  const key = `${currency}\u0000${code}`;
+  let format = moneyFormats.get(key);
+  if (format === undefined) {
+    try {
+      format = new Intl.NumberFormat('en', {
+        style: 'currency',
+        currency,
+        currencyDisplay: code ? 'code' : 'symbol',
+      });
+    } catch {
+      format = null;
+    }
+    moneyFormats.set(key, format);
+  }
+  // Intl puts a no-break space after a code; SMS and plain text want a plain one.
+  return format ? format.format(amount).replace(/\u00a0/g, ' ') : `${amount.toFixed(2)} ${currency}`;
 }

@@ -1,7 +1,7 @@
 import type { Liquid, Template } from 'liquidjs';
 import { LRUCache } from 'lru-cache';
 import type { Db } from '../../platform/db/index.ts';
-import type { Channel } from '../api.ts';
+import { type Channel, CONTEXT_VARIABLES } from '../api.ts';
 import { err } from '../errors.ts';
 import type { RenderedMessage, TemplateProblem, TemplateRenderer } from '../ports.ts';
 import type { TemplateRow } from '../tables.ts';
@@ -43,7 +43,12 @@ export interface TemplateRendererOptions {
    * the row per message).
    */
   rowTtlMs?: number;
+  /** ISO 4217 code of amounts whose sender names none (`currency`; NOTIFY_CURRENCY). */
+  currency?: string;
 }
+
+/** What booking charges in by default (BOOKING_CURRENCY) and NOTIFY_CURRENCY's default. */
+export const DEFAULT_CURRENCY = 'INR';
 
 /** Engines that read no partial at all: parsing and checking need none. */
 const CHECKING_ENGINES: Engines = { text: textEngine, html: htmlEngine };
@@ -63,9 +68,16 @@ export function parseTemplate(
   return { subject, body, html, parts, variables: templateVariables(parts) };
 }
 
-/** Own properties only, as liquid reads them (`ownPropertyOnly`): `constructor` is not in `{}`. */
+const supplied = new Set<string>(CONTEXT_VARIABLES);
+
+/**
+ * Own properties only, as liquid reads them (`ownPropertyOnly`): `constructor` is not in `{}`.
+ * The context variables (api.ts) are never missing: the renderer has defaults for them.
+ */
 export function missingVariables(variables: string[], data: Record<string, unknown>): string[] {
-  return variables.filter((name) => !Object.hasOwn(data, name) || data[name] === undefined);
+  return variables.filter(
+    (name) => !supplied.has(name) && (!Object.hasOwn(data, name) || data[name] === undefined),
+  );
 }
 
 export function createTemplateRenderer(db: Db, options: TemplateRendererOptions = {}): TemplateStore {
@@ -75,6 +87,7 @@ export function createTemplateRenderer(db: Db, options: TemplateRendererOptions 
   // Which row answers (type, channel, locale): null caches "no template" too, so unknown types cost no query.
   const lookups = new LRUCache<string, { row: TemplateRow | null; at: number }>({ max: 5000 });
   const ttlMs = options.rowTtlMs ?? 5000;
+  const currency = options.currency ?? DEFAULT_CURRENCY;
   /** Lookups on their way, one per key; `generation` moves on each invalidation. */
   const reading = new Map<string, Promise<{ row: TemplateRow | null }>>();
   let generation = 0;
@@ -168,7 +181,9 @@ export function createTemplateRenderer(db: Db, options: TemplateRendererOptions 
   ): Promise<RenderedMessage> {
     const template = await find(type, channel, renderOptions.locale);
     if (!template) throw err('template_not_found', `No ${channel} template for type "${type}"`);
-    const opts = { ...RENDER_LIMITS, globals: { timeZone: knownTimeZone(renderOptions.timeZone) } };
+    const timeZone = knownTimeZone(renderOptions.timeZone);
+    // Globals are liquid's last scope: the data's own `time_zone` and `currency` win over these.
+    const opts = { ...RENDER_LIMITS, globals: { timeZone, time_zone: timeZone, currency } };
     // The parts were parsed once (cached by id and version); liquid renders the parsed templates.
     const part = async (engine: Liquid, templates: Template[]) =>
       String(

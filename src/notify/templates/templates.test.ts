@@ -62,7 +62,7 @@ describe('default templates', () => {
     assert.equal(message.subject, 'Your tickets for Alien <Romulus>');
     assert.match(message.text, /Booking BK-42 is confirmed/);
     assert.match(message.text, /Sun 1 Mar 2026, 20:30/); // 19:30 UTC is 20:30 in Berlin
-    assert.match(message.text, /Seats: C7, C8\. Paid: 24\.00/);
+    assert.match(message.text, /Seats: C7, C8\. Paid: ₹24\.00/); // NOTIFY_CURRENCY when booking names none
     assert.doesNotMatch(message.text, /data:image/);
     assert.match(message.html!, /<h1>Alien &lt;Romulus&gt;<\/h1>/);
     const qr = /src="(data:image\/png;base64,[^"]+)"/.exec(message.html!);
@@ -255,7 +255,7 @@ describe('/api/templates', () => {
       payload: { data: { booking_id: 'BK-7', refund_amount: 12, refund_status: 'completed' } },
     });
     assert.equal(preview.statusCode, 200, preview.body);
-    assert.deepEqual(preview.json(), { text: 'Refund 12.00 for BK-7: completed', missing: [] });
+    assert.deepEqual(preview.json(), { text: 'Refund INR 12.00 for BK-7: completed', missing: [] });
     const missing = await t.app.inject({
       method: 'POST',
       url: '/api/templates/refund_update.sms/preview',
@@ -271,7 +271,7 @@ describe('/api/templates', () => {
       { event: 'a new sign-in', occurred_at: '2026-01-05T12:00:00Z' },
       { timeZone: 'Mars/Olympus' },
     );
-    assert.match(alert.text, /at 12:00/);
+    assert.match(alert.text, /at Mon 5 Jan 2026, 12:00 \(UTC\)/);
   });
 
   test('formatted dates are reused per value, format and zone, never across them', async () => {
