@@ -2,7 +2,7 @@ import './platform/perf/tick-shape.ts';
 import formbody from '@fastify/formbody';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyServerOptions, LogController } from 'fastify';
-import { modulesFor, SERVICE_LINKS } from './modules.ts';
+import { API_TAGS, modulesFor, SERVICE_LINKS } from './modules.ts';
 import type { Adapters } from './platform/adapters.ts';
 import { registerGuestRoute } from './platform/auth/guests.ts';
 import { registerAuth } from './platform/auth/index.ts';
@@ -206,7 +206,11 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
     for (const job of instance.jobs ?? []) scheduler.add(job);
   }
   // After the modules (they add their account schemes while created), before their routes.
-  await registerOpenApi(app, config.baseUrl, auth.securitySchemes());
+  await registerOpenApi(app, {
+    baseUrl: config.baseUrl,
+    securitySchemes: auth.securitySchemes(),
+    tags: API_TAGS,
+  });
 
   registerHealth(
     app,

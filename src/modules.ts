@@ -4,6 +4,7 @@ import { parkingModule } from './parking/module.ts';
 import { pasteModule } from './paste/module.ts';
 import { paymentsModule } from './payments/module.ts';
 import type { ServiceName } from './platform/config.ts';
+import type { ApiTag } from './platform/http/openapi.ts';
 import type { ServiceModule } from './platform/module.ts';
 
 /** The services shown on the home page and in every page's navigation. */
@@ -32,6 +33,27 @@ export const SERVICE_LINKS: { name: ServiceName; title: string; href: string; de
     href: '/parking',
     description: 'Entry and exit panels, pricing and live display boards.',
   },
+];
+
+/** The groups of /openapi.json; an operation's tags are among these (openapi.test.ts). */
+export const API_TAGS: ApiTag[] = [
+  { name: 'paste', description: 'Text sharing: create, read and delete pastes; accounts and their pastes.' },
+  {
+    name: 'notifications',
+    description: 'Push, SMS and e-mail: sending, delivery status, templates, preferences, dead letters.',
+  },
+  {
+    name: 'booking',
+    description: 'Seat booking: catalogue and search, seat maps, holds, bookings, tickets.',
+  },
+  { name: 'booking admin', description: 'Seat booking back office: the catalogue, shows and their audits.' },
+  { name: 'parking', description: 'The parking lot: entry and exit panels, tickets, fees, boards.' },
+  {
+    name: 'payments',
+    description: 'Payments of bookings and parking fees: the hosted page, webhook, refunds.',
+  },
+  { name: 'users', description: 'Guest identities: a user id and the token that proves it.' },
+  { name: 'platform', description: 'Health probes for load balancers and orchestrators.' },
 ];
 
 const REGISTRY: ServiceModule[] = [paymentsModule, pasteModule, parkingModule, notifyModule, bookingModule];

@@ -71,11 +71,12 @@ const createRoutes: FastifyPluginAsyncTypebox<PasteApiOptions> = async (scope, {
   // Schema errors are attached rather than thrown so that emptyContentCheck, the first preHandler
   // (before the idempotency one), can throw them together with its own.
   const options = { config, attachValidation: true, preHandler: emptyContentCheck };
-  for (const [url, summary] of [
-    ['/api/v1/paste', schema.summary],
-    ['/paste', 'Create a paste (alias; the curl one-liner)'],
-  ]) {
-    scope.post(url, { schema: { ...schema, summary }, ...options }, async (request, reply) => {
+  // The alias names its own operationId: by the path rule (openapi.ts) both would be postPaste.
+  for (const [url, summary, operationId] of [
+    ['/api/v1/paste', schema.summary, undefined],
+    ['/paste', 'Create a paste (alias; the curl one-liner)', 'postPasteAlias'],
+  ] as const) {
+    scope.post(url, { schema: { ...schema, summary, operationId }, ...options }, async (request, reply) => {
       const { body, query } = request;
       if (body === undefined || body === null) {
         throw pasteError('invalid_option', {
@@ -121,10 +122,10 @@ const readRoutes: FastifyPluginAsyncTypebox<PasteApiOptions> = async (app, { pas
   // The platform's check passes a read without Authorization on without a promise, so the cached
   // hot path stays free of awaits; the owner's key is proven only when one is sent.
   const read = { access: PUBLIC_OR_OWNER };
-  for (const [url, summary] of [
-    ['/api/v1/paste/:short_url', 'Read a paste'],
-    ['/paste/:short_url', 'Read a paste (alias)'],
-  ]) {
+  for (const [url, summary, operationId] of [
+    ['/api/v1/paste/:short_url', 'Read a paste', undefined],
+    ['/paste/:short_url', 'Read a paste (alias)', 'getPasteByShortUrlAlias'],
+  ] as const) {
     app.get(
       url,
       {
@@ -132,6 +133,7 @@ const readRoutes: FastifyPluginAsyncTypebox<PasteApiOptions> = async (app, { pas
         schema: {
           ...readSchema,
           summary,
+          operationId,
           response: { 200: PasteView, ...problems(400, 401, 404, 410, 429) },
         },
       },

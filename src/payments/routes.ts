@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { platformError } from '../platform/errors.ts';
+import { ProblemSchema } from '../platform/http/problem.ts';
 import type { Payment } from './api.ts';
 import { paymentError } from './errors.ts';
 import {
@@ -139,7 +140,7 @@ export const paymentsRoutes: FastifyPluginAsyncTypebox<{ service: PaymentsServic
             'Standard Webhooks signature: headers webhook-id, webhook-timestamp (Unix seconds, within 5 minutes) and ' +
             'webhook-signature "v1,<base64 HMAC-SHA256 of id.timestamp.body>" keyed with PAYMENT_WEBHOOK_SECRET. ' +
             'Bad signature or stale timestamp → 401; an event id seen before → 200 with duplicate: true.',
-          response: { 200: WebhookAck },
+          response: { 200: WebhookAck, 400: ProblemSchema, 401: ProblemSchema, 415: ProblemSchema },
         },
       },
       async (request) => {
