@@ -13,6 +13,7 @@ import { loadDemoCatalogue } from './catalogue/demo.ts';
 import { createCatalogueRepository } from './catalogue/repository.ts';
 import { catalogueRoutes } from './catalogue/routes.ts';
 import { createCatalogueService } from './catalogue/service.ts';
+import { countingHolds, createBookingMetrics } from './metrics.ts';
 import { bookingMigrations } from './migrations/index.ts';
 import { pageRoutes } from './pages/routes.ts';
 import { bookingRetention } from './retention.ts';
@@ -61,7 +62,9 @@ export const bookingModule = {
       limits: { perShow: settings.holdsPerUserShow, perUser: settings.holdsPerUser },
     });
     const seatsRepo = seams.seatsRepository?.(safeSeatsRepo, deps) ?? safeSeatsRepo;
-    const seats = createSeatsService({
+    const waitingRoomRepo = createWaitingRoomRepository(deps.database.db);
+    const metrics = createBookingMetrics(deps.metrics.registry, () => waitingRoomRepo.waitingTotals());
+    const seatsService = createSeatsService({
       repo: seatsRepo,
       claim: createHoldBatcher(seatsRepo).claim,
       catalogue,
@@ -71,8 +74,9 @@ export const bookingModule = {
       secret: config.secret,
       filter: createTakenFilter({ clock, pubsub }),
     });
+    const seats = countingHolds(seatsService, metrics);
     const waitingRoom = createWaitingRoomService({
-      repo: createWaitingRoomRepository(deps.database.db),
+      repo: waitingRoomRepo,
       catalogue,
       pubsub,
       clock,
@@ -99,6 +103,7 @@ export const bookingModule = {
       tickets,
       clock,
       log,
+      metrics,
     });
     const bookings = createBookingsService({
       repo: bookingsRepo,
@@ -112,6 +117,7 @@ export const bookingModule = {
       settings,
       secret: config.secret,
       log,
+      metrics,
     });
     const reminders = createReminders({ repo: bookingsRepo, catalogue, notifier, clock });
     payments()?.onPaymentEvent('booking', (event) => settlement.settle(event.payment));

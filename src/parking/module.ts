@@ -9,6 +9,7 @@ import { entryRoutes } from './entry/routes.ts';
 import { exitRoutes } from './exit/routes.ts';
 import { loadLotConfig } from './lot/config.ts';
 import { lotRoutes } from './lot/routes.ts';
+import { countingEntries, createParkingMetrics } from './metrics.ts';
 import { parkingMigrations } from './migrations/index.ts';
 import { parkingPages } from './pages/routes.ts';
 import { createParkingRepositories, createParkingService } from './service.ts';
@@ -27,6 +28,8 @@ export const parkingModule: ServiceModule = {
     const lot = loadLotConfig(settings.lotConfigPath);
     // `needs: ['payments']`: the platform created payments first; its public API is this.
     const payments = deps.modules.get('payments') as PaymentsApi;
+    // Read at scrape time, from the boards' shared count.
+    const metrics = createParkingMetrics(deps.metrics.registry, () => service.spotCounts());
     const service = createParkingService({
       repositories: createParkingRepositories(deps.database.db),
       lot,
@@ -34,6 +37,7 @@ export const parkingModule: ServiceModule = {
       events: createEvents(deps.pubsub, deps.log),
       clock: deps.clock,
       log: deps.log,
+      metrics,
     });
     await service.syncSpots();
     payments.onPaymentEvent('parking', ({ payment }) => service.handleOutcome(payment));
@@ -48,7 +52,7 @@ export const parkingModule: ServiceModule = {
       async routes(app) {
         await live.start();
         // In this order: /openapi.json lists the operations as they are registered.
-        await app.register(entryRoutes, { entry: service });
+        await app.register(entryRoutes, { entry: countingEntries(service, metrics) });
         await app.register(exitRoutes, { checkout: service, live });
         await app.register(boardsRoutes, { boards: service, live });
         await app.register(lotRoutes, { lot: service.lot });

@@ -12,6 +12,7 @@ import { createCheckout } from './exit/service.ts';
 import type { LotConfig } from './lot/config.ts';
 import { createLotRepository, type LotRepository } from './lot/repository.ts';
 import { createLotService } from './lot/service.ts';
+import type { ExitOutcome } from './metrics.ts';
 
 export interface ParkingRepositories {
   lot: LotRepository;
@@ -38,6 +39,8 @@ export interface ParkingServiceDeps {
   events: ParkingEvents;
   clock: Clock;
   log: FastifyBaseLogger;
+  /** Exits by outcome (`parking_exits_total`); tests that build the service alone pass none. */
+  metrics?: { exit(outcome: ExitOutcome): void };
 }
 
 /** The lot's use cases, one feature folder each: the lot's spots, entry, exit (checkout), boards. */
@@ -47,7 +50,15 @@ export function createParkingService(deps: ParkingServiceDeps) {
     lot,
     ...createLotService({ repository: repositories.lot, lot }),
     ...createEntryService({ repository: repositories.entry, lot, events, clock }),
-    ...createCheckout({ repository: repositories.exit, lot, payments, events, clock, log }),
+    ...createCheckout({
+      repository: repositories.exit,
+      lot,
+      payments,
+      events,
+      clock,
+      log,
+      metrics: deps.metrics,
+    }),
     ...createBoardsService({ repository: repositories.boards, lot, clock }),
   };
 }

@@ -1,5 +1,6 @@
 import { retentionJob } from '../platform/jobs/retention.ts';
 import type { ServiceModule } from '../platform/module.ts';
+import { createPaymentsMetrics } from './metrics.ts';
 import { paymentsMigrations } from './migrations/index.ts';
 import { paymentPageRoutes } from './pages/routes.ts';
 import { createPaymentsRepository } from './repository.ts';
@@ -33,15 +34,17 @@ export const paymentsModule: ServiceModule = {
       onDeliveryError: (error, event) =>
         log.warn({ err: error, eventId: event.id, type: event.type }, 'sandbox webhook delivery gave up'),
     });
+    const metrics = createPaymentsMetrics(deps.metrics.registry);
     service = createPaymentsService({
       repository,
-      gateway: sandbox,
+      gateway: metrics.timedGateway(sandbox),
       sandbox,
       clock: deps.clock,
       log,
       baseUrl: deps.config.baseUrl,
       webhookSecret: deps.config.paymentWebhookSecret,
       defaultTimeoutMs: deps.config.paymentTimeoutMs,
+      metrics,
     });
     const payments = service;
     return {

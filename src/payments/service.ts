@@ -17,6 +17,7 @@ import type {
 import { validateCard } from './card.ts';
 import { paymentError } from './errors.ts';
 import { type Charge, GatewayError, GatewayTimeout, type PaymentGateway } from './gateway.ts';
+import type { PaymentsMetrics } from './metrics.ts';
 import { MAX_ATTEMPTS, type PaymentRow, type PaymentsRepository, type RefundRow } from './repository.ts';
 import type { SandboxGateway } from './sandbox.ts';
 import { verifyWebhook } from './webhook.ts';
@@ -41,6 +42,8 @@ export interface PaymentsServiceDeps {
   baseUrl: string;
   webhookSecret: string;
   defaultTimeoutMs: number;
+  /** Payment outcomes (`payments_total`), counted at each transition. */
+  metrics: Pick<PaymentsMetrics, 'transitioned'>;
 }
 
 export type PaymentsService = ReturnType<typeof createPaymentsService>;
@@ -130,7 +133,10 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
   }
 
   async function afterApply(charge: Charge, result: { transitioned?: PaymentRow; orphan: boolean }) {
-    if (result.transitioned) await notify(result.transitioned);
+    if (result.transitioned) {
+      deps.metrics.transitioned(result.transitioned);
+      await notify(result.transitioned);
+    }
     if (result.orphan) {
       log.warn(
         { paymentId: charge.paymentId, chargeId: charge.id },
@@ -357,7 +363,10 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
         idempotencyKey: refund.id,
       });
       const row = await repo.finishRefund(refund, done.id, clock.now());
-      if (row) await notify(row);
+      if (row) {
+        deps.metrics.transitioned(row);
+        await notify(row);
+      }
     } catch (error) {
       log.error(
         { err: error, paymentId: refund.payment_id, refundId: refund.id },
@@ -378,6 +387,7 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
       clock.now(),
     );
     if (canceled) {
+      deps.metrics.transitioned(canceled);
       await notify(canceled);
       return toPayment(canceled);
     }

@@ -6,6 +6,7 @@ import { uuidv7 } from '../../platform/ids.ts';
 import type { CatalogueService } from '../catalogue/service.ts';
 import { type ShowInfo, toShow } from '../catalogue/shapes.ts';
 import { err } from '../errors.ts';
+import type { BookingMetrics } from '../metrics.ts';
 import { fromMinor } from '../money.ts';
 import type { SeatsService } from '../seats/service.ts';
 import type { BookingSettings } from '../settings.ts';
@@ -30,6 +31,8 @@ export function createBookingsService(deps: {
   settings: BookingSettings;
   secret: string;
   log: FastifyBaseLogger;
+  /** Bookings by how they ended (`booking_bookings_total`). */
+  metrics: Pick<BookingMetrics, 'booking'>;
 }) {
   const { repo, seats, catalogue, settlement, notifier, tickets, clock, settings } = deps;
 
@@ -247,6 +250,7 @@ export function createBookingsService(deps: {
       const reason = request.byAdmin ? 'cancelled by an admin' : 'cancelled by the customer';
       const cancelled = await repo.cancel(id, refundMinor, reason, now);
       if (!cancelled) throw err('booking_not_cancellable', 'The booking changed meanwhile; reload it');
+      deps.metrics.booking('cancelled');
       await seats.seatsChanged(booking.show_id);
       await notifier.cancelled(
         cancelled,
@@ -267,6 +271,7 @@ export function createBookingsService(deps: {
       const now = clock.now();
       const result = await repo.cancelShow(showId, reason, now);
       if (!result) throw err('show_cancelled', 'The show is already cancelled');
+      deps.metrics.booking('cancelled', result.cancelled.length + result.failed.length);
       const show = { ...before, status: 'CANCELLED' as const };
       await catalogue.invalidateListings(show);
       await seats.seatsChanged(showId);

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../platform/clock.ts';
 import type { CatalogueService } from '../catalogue/service.ts';
+import type { BookingMetrics } from '../metrics.ts';
 import type { SeatsService } from '../seats/service.ts';
 import type { WaitingRoomService } from '../waiting-room/service.ts';
 import type { BookingNotifier } from './notifications.ts';
@@ -23,8 +24,10 @@ export function createSettlement(deps: {
   tickets: Tickets;
   clock: Clock;
   log: FastifyBaseLogger;
+  /** Bookings by how they ended (`booking_bookings_total`). */
+  metrics: Pick<BookingMetrics, 'booking'>;
 }) {
-  const { repo, seats, catalogue, waitingRoom, notifier, tickets, clock, log } = deps;
+  const { repo, seats, catalogue, waitingRoom, notifier, tickets, clock, log, metrics } = deps;
 
   /**
    * Asks the payments module for a full refund (idempotent there: refunding a refunded payment
@@ -68,9 +71,15 @@ export function createSettlement(deps: {
     if (payment.status === 'COMPLETED') {
       const result = await repo.settleSuccess(bookingId, payment.id, now);
       if (!result) return log.warn({ paymentId: payment.id, bookingId }, 'payment for an unknown booking');
-      if (result.kind === 'confirmed') return confirmed(result.booking);
+      if (result.kind === 'confirmed') {
+        metrics.booking('confirmed');
+        return confirmed(result.booking);
+      }
       if (result.kind === 'refund') {
-        if (result.released) await seats.seatsChanged(result.booking.show_id);
+        if (result.released) {
+          metrics.booking('seats_released');
+          await seats.seatsChanged(result.booking.show_id);
+        }
         log.info({ paymentId: payment.id, bookingId, reason: result.reason }, 'refunding a payment');
         await refund(result.booking, payment.id, payment.amountMinor, result.reason);
       }
@@ -83,7 +92,10 @@ export function createSettlement(deps: {
         payment.failureCode ?? 'payment_failed',
         now,
       );
-      if (booking) await failed(booking, 'the payment was declined');
+      if (booking) {
+        metrics.booking('payment_declined');
+        await failed(booking, 'the payment was declined');
+      }
       return;
     }
     if (payment.status === 'REFUNDED') {
@@ -103,6 +115,7 @@ export function createSettlement(deps: {
         const booking = await repo.settleFailure(id, undefined, 'payment_timeout', now);
         if (!booking) continue;
         count++;
+        metrics.booking('expired');
         await failed(booking, 'the payment did not complete in time');
         // A charge still outstanding cannot be cancelled; if it succeeds later it is refunded.
         const payments = deps.payments();

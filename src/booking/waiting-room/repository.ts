@@ -182,6 +182,19 @@ export function createWaitingRoomRepository(database: Db) {
       return result.numUpdatedRows > 0n;
     },
 
+    /** Users waiting and shows with a queue, over every show (the metrics' scrape-time read). */
+    async waitingTotals(): Promise<{ users: number; shows: number }> {
+      const row = await db
+        .selectFrom('booking_queue_entries')
+        .select([
+          sql<number>`count(*)::int`.as('users'),
+          sql<number>`count(distinct show_id)::int`.as('shows'),
+        ])
+        .where('status', '=', 'WAITING')
+        .executeTakeFirst();
+      return { users: row?.users ?? 0, shows: row?.shows ?? 0 };
+    },
+
     async showsWithWaiting(): Promise<string[]> {
       const rows = await db
         .selectFrom('booking_queue_entries')

@@ -12,6 +12,8 @@ export function createBoardsService(deps: { repository: BoardsRepository; lot: L
   return {
     availability: async () => availabilityView(lot, await freeCounts()),
     boards: async () => boardsView(lot, await freeCounts(), clock.now()),
+    /** Free and total spots per floor and type, from the same shared count (the metrics' scrape). */
+    spotCounts: freeCounts,
   };
 }
 

@@ -8,6 +8,7 @@ import type { ParkingEvents } from '../boards/events.ts';
 import { panelOrThrow, plateOrThrow } from '../checks.ts';
 import { err } from '../errors.ts';
 import type { LotConfig } from '../lot/config.ts';
+import type { ExitOutcome } from '../metrics.ts';
 import { elapsedMs, feeFor } from '../pricing/pricing.ts';
 import type { PaymentRow } from '../tables.ts';
 import { exitView, ticketView } from '../views.ts';
@@ -34,6 +35,8 @@ export function createCheckout(deps: {
   events: ParkingEvents;
   clock: Clock;
   log: FastifyBaseLogger;
+  /** Exits by outcome (`parking_exits_total`). */
+  metrics?: { exit(outcome: ExitOutcome): void };
 }) {
   const { repository, lot, payments, clock, events, log } = deps;
 
@@ -108,6 +111,7 @@ export function createCheckout(deps: {
       ticket = (await repository.ticket(ticket.id)) ?? ticket;
     }
     if (payment.status === 'FAILED') {
+      deps.metrics?.exit('declined');
       // The exit answer rides along (for the panel), its `status` renamed: a problem's status is the HTTP one.
       const { status, ...view } = exitView(ticket, payment);
       throw err('payment_declined', {
@@ -115,6 +119,7 @@ export function createCheckout(deps: {
         extras: { ...view, paymentStatus: status },
       });
     }
+    if (payment.status === 'PENDING') deps.metrics?.exit('pending');
     return exitView(ticket, payment);
   }
 
@@ -233,6 +238,7 @@ export function createCheckout(deps: {
         return refundDuplicate(outcome.id);
       }
       if (!done) return;
+      deps.metrics?.exit('paid');
       void events.spotsChanged(now);
       void events.ticket({
         type: 'gate_open',

@@ -1,0 +1,84 @@
+import { Counter, Gauge, type Registry } from 'prom-client';
+import { AppError } from '../platform/errors.ts';
+import type { FreeCount } from './boards/repository.ts';
+
+const ENTRY_OUTCOMES = ['parked', 'full', 'already_parked', 'rejected'] as const;
+const ENTRY_REFUSALS: Record<string, (typeof ENTRY_OUTCOMES)[number]> = {
+  parking_full: 'full',
+  vehicle_already_parked: 'already_parked',
+};
+
+/** How an exit went: the gate opened (`paid`, once per ticket), 402 (`declined`), or an unpaid payment to pay (`pending`). */
+export type ExitOutcome = 'paid' | 'declined' | 'pending';
+
+/**
+ * Parking's metrics: occupancy per floor and spot type, read at scrape time from the boards' shared
+ * count (`sharedReads`: a scrape arriving with the boards' readers shares their count, no query of
+ * its own), and entries and exits by outcome. Floors and spot types come from the lot's
+ * configuration, so the label set is small and fixed.
+ */
+export function createParkingMetrics(registry: Registry, spotCounts: () => Promise<FreeCount[]>) {
+  const registers = [registry];
+  new Gauge({
+    name: 'parking_spots',
+    help: 'Spots per floor and type by state (free, occupied), retired spots left out (read at scrape time)',
+    labelNames: ['floor', 'type', 'state'] as const,
+    registers,
+    async collect() {
+      let counts: FreeCount[];
+      try {
+        counts = await spotCounts();
+      } catch {
+        return; // An unreachable database shows up in /health/ready; the scrape still succeeds.
+      }
+      this.reset(); // a type whose spots were all retired leaves
+      for (const { floor, spotType, free, total } of counts) {
+        this.set({ floor: String(floor), type: spotType, state: 'free' }, free);
+        this.set({ floor: String(floor), type: spotType, state: 'occupied' }, total - free);
+      }
+    },
+  });
+  const entries = new Counter({
+    name: 'parking_entries_total',
+    help: `Entry requests by outcome: ${ENTRY_OUTCOMES.join(', ')}`,
+    labelNames: ['outcome'] as const,
+    registers,
+  });
+  const exits = new Counter({
+    name: 'parking_exits_total',
+    help: 'Exits by outcome: paid (the ticket paid and the gate opened, once per ticket, however paid), declined, pending (a payment left to pay)',
+    labelNames: ['outcome'] as const,
+    registers,
+  });
+  const entryBy = Object.fromEntries(ENTRY_OUTCOMES.map((outcome) => [outcome, entries.labels(outcome)]));
+  return {
+    entered: () => entryBy.parked.inc(),
+    entryRefused(error: unknown) {
+      entryBy[(error instanceof AppError && ENTRY_REFUSALS[error.code]) || 'rejected'].inc();
+    },
+    exit: (outcome: ExitOutcome) => exits.inc({ outcome }),
+  };
+}
+
+export type ParkingMetrics = ReturnType<typeof createParkingMetrics>;
+
+/** The parking service with every entry request counted by outcome (`parking_entries_total`). */
+export function countingEntries<T extends { enter: (...args: never[]) => Promise<unknown> }>(
+  service: T,
+  metrics: ParkingMetrics,
+): T {
+  const enter = service.enter;
+  return {
+    ...service,
+    enter: (async (...args: Parameters<T['enter']>) => {
+      try {
+        const parked = await enter(...args);
+        metrics.entered();
+        return parked;
+      } catch (error) {
+        metrics.entryRefused(error);
+        throw error;
+      }
+    }) as T['enter'],
+  };
+}
