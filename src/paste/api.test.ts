@@ -164,7 +164,11 @@ describe('create and read', () => {
       'paste_expired',
     );
     assertProblem(await t.app.inject({ method: 'GET', url: `/${short_url}/raw` }), 410, 'paste_expired');
-    const page = await t.app.inject({ method: 'GET', url: `/${short_url}`, headers: { accept: 'text/html' } });
+    const page = await t.app.inject({
+      method: 'GET',
+      url: `/${short_url}`,
+      headers: { accept: 'text/html' },
+    });
     assert.equal(page.statusCode, 410);
     assert.match(page.body, /Paste expired/);
     // curl (no text/html in Accept) gets the problem, as from /raw.
