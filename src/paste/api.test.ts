@@ -164,9 +164,15 @@ describe('create and read', () => {
       'paste_expired',
     );
     assertProblem(await t.app.inject({ method: 'GET', url: `/${short_url}/raw` }), 410, 'paste_expired');
-    const page = await t.app.inject({ method: 'GET', url: `/${short_url}` });
+    const page = await t.app.inject({
+      method: 'GET',
+      url: `/${short_url}`,
+      headers: { accept: 'text/html' },
+    });
     assert.equal(page.statusCode, 410);
     assert.match(page.body, /Paste expired/);
+    // curl (no text/html in Accept) gets the problem, as from /raw.
+    assertProblem(await t.app.inject({ method: 'GET', url: `/${short_url}` }), 410, 'paste_expired');
   });
 
   test('unknown ids are 404, malformed ones 400', async () => {
@@ -519,6 +525,11 @@ describe('docs', () => {
     const expected: [string, string, string[]][] = [
       ['/api/v1/paste', 'post', ['201', '400', '401', '413', '415', '422', '429']],
       ['/paste', 'post', ['201', '400', '413', '415', '422', '429']],
+      ['/', 'post', ['201', '400', '413', '415', '422', '429']],
+      ['/', 'put', ['201', '400', '413', '422', '429']],
+      ['/paste', 'put', ['201', '400', '413', '422', '429']],
+      ['/paste/{filename}', 'put', ['201', '400', '413', '422', '429']],
+      ['/{filename}', 'put', ['201', '400', '413', '422', '429']],
       ['/api/v1/paste/{short_url}', 'get', ['200', '400', '401', '404', '410', '429']],
       ['/paste/{short_url}', 'get', ['200', '404', '410']],
       ['/{short_url}/raw', 'get', ['200', '401', '404', '410']],
@@ -542,6 +553,10 @@ describe('docs', () => {
       }
     }
     assert.ok(spec.paths['/api/v1/paste'].post.requestBody.content['text/plain']);
+    for (const path of ['/api/v1/paste', '/paste', '/']) {
+      const upload = spec.paths[path].post.requestBody.content['multipart/form-data'];
+      assert.ok(upload.schema.properties.content, `${path} documents curl -F`);
+    }
     const docs = await t.app.inject({ method: 'GET', url: '/docs' });
     assert.equal(docs.statusCode, 200);
   });

@@ -2,47 +2,97 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { AppError } from '../platform/errors.ts';
 import { sendProblem, toAppError } from '../platform/http/problem.ts';
 import { setRateLimitHeaders } from '../platform/ratelimit/headers.ts';
-import { accountOf } from './accounts.ts';
+import { accountOf, PUBLIC_OR_OWNER } from './accounts.ts';
+import {
+  commandLineInput,
+  MULTIPART_OVERHEAD,
+  PageForm,
+  pageFormOf,
+  parseUpload,
+  sendCreatedText,
+} from './commandline.ts';
 import { textFromBytes, tooLarge } from './content.ts';
 import { pasteError } from './errors.ts';
+import type { CreatePasteQuery } from './schemas.ts';
 import type { CreateInput, PasteService } from './service.ts';
 import { MAX_CONTENT_BYTES } from './settings.ts';
 
 /** JSON escapes (\n, \", \\) make the wire form larger than the text; the 10 MB content limit is checked after parsing. */
 const JSON_WIRE_LIMIT = 2 * MAX_CONTENT_BYTES + 64 * 1024;
-const RAW_TYPES = ['text/plain', 'application/octet-stream', 'application/x-www-form-urlencoded'];
+const RAW_TYPES = ['text/plain', 'application/octet-stream'];
+/** Form encoding can triple the size of the text; the create form's 10 MB is checked on the decoded text. */
+const PAGE_FORM_LIMIT = 3 * MAX_CONTENT_BYTES + 64 * 1024;
 
 /**
  * The create routes' own body parsers and error handler, for the scope they are registered in:
  * the curl one-liner's x-www-form-urlencoded body is the file, not a form, and a raw body is the
- * UTF-8 text itself.
+ * UTF-8 text itself; multipart/form-data is `curl -F file=@f` (commandline.ts). With `pageForm`
+ * (POST /, where the create form posts), an x-www-form-urlencoded body that is the form is read
+ * as one (`PageForm`), and any other is the text.
  */
-export function useCreateBodyParsers(scope: FastifyInstance) {
+export function useCreateBodyParsers(scope: FastifyInstance, { pageForm = false } = {}) {
   scope.removeAllContentTypeParsers();
   scope.addContentTypeParser(
     'application/json',
     { parseAs: 'string', bodyLimit: JSON_WIRE_LIMIT },
     scope.getDefaultJsonParser('error', 'error'),
   );
+  scope.addContentTypeParser(RAW_TYPES, { parseAs: 'buffer', bodyLimit: MAX_CONTENT_BYTES }, rawText);
+  if (pageForm) {
+    scope.addContentTypeParser(
+      'application/x-www-form-urlencoded',
+      { parseAs: 'buffer', bodyLimit: PAGE_FORM_LIMIT },
+      (request, body: Buffer, done) => {
+        const fields = pageFormOf(request, body);
+        if (fields) done(null, new PageForm(fields));
+        else rawText(request, body, done);
+      },
+    );
+  } else {
+    scope.addContentTypeParser(
+      'application/x-www-form-urlencoded',
+      { parseAs: 'buffer', bodyLimit: MAX_CONTENT_BYTES },
+      rawText,
+    );
+  }
   scope.addContentTypeParser(
-    RAW_TYPES,
-    { parseAs: 'buffer', bodyLimit: MAX_CONTENT_BYTES },
+    'multipart/form-data',
+    { parseAs: 'buffer', bodyLimit: MAX_CONTENT_BYTES + MULTIPART_OVERHEAD },
     (request, body: Buffer, done) => {
-      const charset = /charset\s*=\s*"?([\w-]+)/i
-        .exec(request.headers['content-type'] ?? '')?.[1]
-        ?.toLowerCase();
-      if (charset && charset !== 'utf-8' && charset !== 'utf8' && charset !== 'us-ascii') {
-        return done(
-          pasteError('unsupported_media_type', `Only UTF-8 text is accepted, not charset=${charset}`),
-        );
-      }
       try {
-        done(null, textFromBytes(body));
+        done(null, parseUpload(body, request.headers['content-type'] ?? ''));
       } catch (error) {
         done(error instanceof Error ? error : new Error(String(error)));
       }
     },
   );
+  useCreateErrorHandler(scope);
+}
+
+/**
+ * `curl -T f host/paste` sends the file without a media type: on a PUT, the body is the file
+ * whatever its type says (text only: binary is 422 as everywhere).
+ */
+export function usePutBodyParsers(scope: FastifyInstance) {
+  scope.removeAllContentTypeParsers();
+  scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_CONTENT_BYTES }, rawText);
+  useCreateErrorHandler(scope);
+}
+
+/** A raw body is the UTF-8 text itself (another charset is 415). */
+function rawText(request: FastifyRequest, body: Buffer, done: (error: Error | null, body?: unknown) => void) {
+  const charset = /charset\s*=\s*"?([\w-]+)/i.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase();
+  if (charset && charset !== 'utf-8' && charset !== 'utf8' && charset !== 'us-ascii') {
+    return done(pasteError('unsupported_media_type', `Only UTF-8 text is accepted, not charset=${charset}`));
+  }
+  try {
+    done(null, textFromBytes(body));
+  } catch (error) {
+    done(error instanceof Error ? error : new Error(String(error)));
+  }
+}
+
+function useCreateErrorHandler(scope: FastifyInstance) {
   scope.setErrorHandler((error: FastifyError, request, reply) => {
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendProblem(reply, tooLarge());
     if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
@@ -50,7 +100,7 @@ export function useCreateBodyParsers(scope: FastifyInstance) {
         reply,
         pasteError(
           'unsupported_media_type',
-          'Send JSON ({"content": "..."}) or the text itself as text/plain or application/octet-stream',
+          'Send JSON ({"content": "..."}), the text itself as text/plain or application/octet-stream, or a file as multipart/form-data',
         ),
       );
     }
@@ -59,6 +109,19 @@ export function useCreateBodyParsers(scope: FastifyInstance) {
     return sendProblem(reply, appError);
   });
 }
+
+/**
+ * Every create route's options. Anonymous by design (limited per address); the owner's key makes
+ * the paste theirs. A command-line create may carry its password in the query string, so access
+ * logs show the path alone. Schema errors are attached rather than thrown so that
+ * emptyContentCheck, the first preHandler (before the idempotency one), can throw them together
+ * with its own.
+ */
+export const createRouteOptions = {
+  config: { access: PUBLIC_OR_OWNER, idempotency: { scope: 'paste.create' }, redactUrl: true },
+  attachValidation: true,
+  preHandler: emptyContentCheck,
+};
 
 const EMPTY_CONTENT = {
   instancePath: '/content',
@@ -132,4 +195,22 @@ export async function spendAndCreate(
       await pastes.refundCreateAllowance(policy, owner, request.ip);
     throw error;
   }
+}
+
+/**
+ * A create from the command line (a raw body, an upload, a PUT): options from the upload's fields
+ * and the query string, the password also from X-Paste-Password; answered with the URL as text.
+ */
+export async function createFromCommandLine(
+  pastes: PasteService,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  body: string | Record<string, unknown>,
+) {
+  const input = commandLineInput(
+    body,
+    request.query as CreatePasteQuery,
+    request.headers['x-paste-password'],
+  );
+  return sendCreatedText(reply, await spendAndCreate(pastes, request, reply, input));
 }

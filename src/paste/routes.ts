@@ -1,9 +1,17 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
 import { conditional } from '../platform/http/conditional.ts';
 import { setRateLimitHeaders } from '../platform/ratelimit/headers.ts';
 import { accountOf, OWNER_ONLY, PUBLIC_OR_OWNER, readerOf } from './accounts.ts';
-import { emptyContentCheck, spendAndCreate, useCreateBodyParsers } from './create.ts';
+import { isUpload } from './commandline.ts';
+import {
+  createFromCommandLine,
+  createRouteOptions,
+  spendAndCreate,
+  useCreateBodyParsers,
+  usePutBodyParsers,
+} from './create.ts';
 import { pasteError } from './errors.ts';
 import { LANGUAGES } from './highlight.ts';
 import type { LocalEntry, PasteReads } from './reads.ts';
@@ -19,10 +27,11 @@ import {
   MyPastesQuery,
   PasteView,
   problems,
+  putBody,
   ReadHeaders,
   ShortUrlParams,
 } from './schemas.ts';
-import type { CreateInput, PasteService } from './service.ts';
+import type { PasteService } from './service.ts';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const TEXT_TYPE = 'text/plain; charset=utf-8';
@@ -48,7 +57,8 @@ const createRoutes: FastifyPluginAsyncTypebox<PasteApiOptions> = async (scope, {
     summary: 'Create a paste',
     description:
       'JSON `{content, syntax?, expires_in?, is_private?, password?, burn_after_read?}` answers JSON; a raw text body ' +
-      '(`curl --data-binary @file …/paste`) answers the URL as text/plain, with the delete token in X-Delete-Token. ' +
+      '(`curl --data-binary @file …/paste`) or a multipart upload (`curl -F file=@file …/paste`, options as other ' +
+      'fields or in the query string) answers the URL as text/plain, with the delete token in X-Delete-Token. ' +
       'Limits: 10 MB of UTF-8 (413, refused before the body is read when Content-Length says so), text only ' +
       '(422), creates per IP or per API key (429 with Retry-After). An optional Idempotency-Key replays the first ' +
       "answer for 24 h (another body → 422 `idempotency_key_reused`); it belongs to the API key's owner, or without " +
@@ -65,47 +75,81 @@ const createRoutes: FastifyPluginAsyncTypebox<PasteApiOptions> = async (scope, {
       ...problems(400, 401, 413, 415, 422, 429),
     },
   };
-  // Anonymous by design (limited per address); the owner's key makes the paste theirs. A raw
-  // create may carry its password in the query string, so access logs show the path alone.
-  const config = { access: PUBLIC_OR_OWNER, idempotency: { scope: 'paste.create' }, redactUrl: true };
-  // Schema errors are attached rather than thrown so that emptyContentCheck, the first preHandler
-  // (before the idempotency one), can throw them together with its own.
-  const options = { config, attachValidation: true, preHandler: emptyContentCheck };
   // The alias names its own operationId: by the path rule (openapi.ts) both would be postPaste.
   for (const [url, summary, operationId] of [
     ['/api/v1/paste', schema.summary, undefined],
     ['/paste', 'Create a paste (alias; the curl one-liner)', 'postPasteAlias'],
   ] as const) {
-    scope.post(url, { schema: { ...schema, summary, operationId }, ...options }, async (request, reply) => {
-      const { body, query } = request;
-      if (body === undefined || body === null) {
-        throw pasteError('invalid_option', {
-          detail: 'The body is empty: send JSON {"content": "…"} or the text itself as text/plain',
-          extras: { errors: [{ field: 'body', message: 'is required' }] },
-        });
-      }
-      const header = request.headers['x-paste-password'];
-      const input = typeof body === 'string' ? rawInput(body, query, header) : body;
-      const created = await spendAndCreate(pastes, request, reply, input);
-      reply.code(201).header('location', `/api/v1/paste/${created.short_url}`);
-      if (typeof body !== 'string') return reply.send(created);
-      return reply.header('x-delete-token', created.delete_token).type(TEXT_TYPE).send(`${created.url}\n`);
-    });
+    scope.post(
+      url,
+      { schema: { ...schema, summary, operationId }, ...createRouteOptions },
+      async (request, reply) => {
+        const { body } = request;
+        if (body === undefined || body === null) {
+          throw pasteError('invalid_option', {
+            detail: 'The body is empty: send JSON {"content": "…"} or the text itself as text/plain',
+            extras: { errors: [{ field: 'body', message: 'is required' }] },
+          });
+        }
+        if (typeof body === 'string' || isUpload(body))
+          return createFromCommandLine(pastes, request, reply, body);
+        const created = await spendAndCreate(pastes, request, reply, body);
+        return reply.code(201).header('location', `/api/v1/paste/${created.short_url}`).send(created);
+      },
+    );
+  }
+  await scope.register(putRoutes, { pastes });
+};
+
+/**
+ * PUT: `curl -T file host/paste` (PUT /paste), with a trailing slash curl appends the file's name
+ * (`…/paste/` → PUT /paste/file.txt, `host/` → PUT /file.txt), and `curl -T - host/` sends stdin
+ * to PUT /. At the root only a name with a dot is taken (`/:filename` would otherwise answer every
+ * top-level path: PUT /movies stays a 405, and short URLs have no dots). The name is not kept.
+ */
+const putRoutes: FastifyPluginAsyncTypebox<Pick<PasteApiOptions, 'pastes'>> = async (scope, { pastes }) => {
+  usePutBodyParsers(scope);
+  const schema = {
+    tags,
+    description:
+      'The body is the text, whatever its media type (`curl -T` sends none); options in the query string. ' +
+      'Answers the URL as text/plain with the delete token in X-Delete-Token. Limits and Idempotency-Key as ' +
+      'POST /api/v1/paste.',
+    body: putBody,
+    querystring: CreatePasteQuery,
+    response: {
+      201: { content: { 'text/plain': { schema: { type: 'string' } } } },
+      ...problems(400, 401, 413, 415, 422, 429),
+    },
+  };
+  const FileName = Type.Object({
+    filename: Type.String({ description: 'The file name curl appends; not kept' }),
+  });
+  const routes = [
+    ['/paste', 'Create a paste from an upload (`curl -T file host/paste`)'],
+    ['/', 'Create a paste from an upload (`curl -T - host/`)'],
+    ['/paste/:filename', 'Create a paste from an upload (`curl -T file host/paste/`)'],
+    ['/:filename(^[^.]*\\.[^.].*$)', 'Create a paste from an upload (`curl -T file.txt host/`)'],
+  ] as const;
+  for (const [url, summary] of routes) {
+    const params = url.includes(':filename') ? { params: FileName } : {};
+    scope.put(
+      url,
+      { schema: { ...schema, ...params, summary }, ...createRouteOptions },
+      async (request, reply) => {
+        const { body } = request;
+        if (typeof body !== 'string') throw emptyBody();
+        return createFromCommandLine(pastes, request, reply, body);
+      },
+    );
   }
 };
 
-function rawInput(content: string, query: CreatePasteQuery, passwordHeader: unknown): CreateInput {
-  if (content.length === 0) {
-    throw pasteError('invalid_option', {
-      detail: 'The body is empty',
-      extras: { errors: [{ field: 'content', message: 'must not be empty' }] },
-    });
-  }
-  return {
-    ...query,
-    content,
-    password: query.password ?? (typeof passwordHeader === 'string' ? passwordHeader : undefined),
-  };
+function emptyBody() {
+  return pasteError('invalid_option', {
+    detail: 'The body is empty',
+    extras: { errors: [{ field: 'content', message: 'must not be empty' }] },
+  });
 }
 
 /** GET of a paste as JSON (and its alias), as raw text, and the languages list. */
@@ -304,7 +348,7 @@ function previewReply(reply: FastifyReply) {
     .send('This paste is deleted after it is read once. Open it in a browser to read it.\n');
 }
 
-function sendRaw(request: FastifyRequest, reply: FastifyReply, entry: LocalEntry, download: boolean) {
+export function sendRaw(request: FastifyRequest, reply: FastifyReply, entry: LocalEntry, download: boolean) {
   const { paste } = entry;
   // Never a max-age: a paste can be deleted at any time, and a cache must not outlive that.
   if (!entry.open) reply.header('cache-control', 'private, no-store');

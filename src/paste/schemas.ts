@@ -54,20 +54,62 @@ const RawText = Type.String({
 });
 
 /**
- * The create body by media type: JSON is `CreatePasteBody`, the other types are the text itself.
- * TypeBox cannot derive a type from a media-type map, so `Unsafe` states the one the parsers give.
+ * `curl -F file=@f` (multipart/form-data): the text is the one file part, whatever its field name,
+ * or a `content`, `file` or `sprunge` field (`-F 'content=<f'`); the other fields are options.
+ */
+export const UploadBody = Type.Object(
+  {
+    content: Type.String({
+      description:
+        'The text, UTF-8, at most 10 MB: a file part under any field name (`-F file=@notes.txt`), or a ' +
+        '`content`, `file` or `sprunge` field (`-F "content=<notes.txt"`)',
+    }),
+    ...options,
+  },
+  { additionalProperties: false },
+);
+
+const curlForm = Type.String({
+  description: 'What `curl --data-binary @file` sends: taken as raw text, not a form',
+});
+
+/**
+ * The create body by media type: JSON is `CreatePasteBody`, multipart is `UploadBody` (as text
+ * fields, coerced), the other types are the text itself. TypeBox cannot derive a type from a
+ * media-type map, so `Unsafe` states the ones the parsers give.
  */
 export const createBody = Type.Unsafe<CreatePasteBody | string>({
   content: {
     'application/json': { schema: CreatePasteBody },
     'text/plain': { schema: RawText },
     'application/octet-stream': { schema: RawText },
-    'application/x-www-form-urlencoded': {
-      schema: Type.String({
-        description: 'What `curl --data-binary @file` sends: taken as raw text, not a form',
-      }),
-    },
+    'application/x-www-form-urlencoded': { schema: curlForm },
+    'multipart/form-data': { schema: UploadBody },
   },
+});
+
+/**
+ * POST / (where the create form posts): the form, or what curl sends. No JSON here: the API is
+ * at /api/v1/paste. The form's own errors are shown on the form, so its fields are not a schema.
+ */
+export const homeCreateBody = Type.Unsafe<unknown>({
+  content: {
+    'application/x-www-form-urlencoded': {
+      schema: {
+        description:
+          'The create form (`content=…&syntax=…`: a browser, or `curl -d content=…`); any other body, such as ' +
+          'the file `curl --data-binary @file` sends, is taken as the raw text',
+      },
+    },
+    'multipart/form-data': { schema: UploadBody },
+    'text/plain': { schema: RawText },
+    'application/octet-stream': { schema: RawText },
+  },
+});
+
+/** PUT (`curl -T file …/paste`): the body is the text, whatever its media type (curl sends none). */
+export const putBody = Type.Unsafe<string>({
+  content: { 'text/plain': { schema: RawText }, 'application/octet-stream': { schema: RawText } },
 });
 
 const Timestamp = Type.String({ format: 'date-time' });

@@ -11,12 +11,14 @@ after(async () => {
   await t.close();
 });
 
-const page = (url: string) => t.app.inject({ method: 'GET', url });
+/** What a browser's Accept says when it submits a form; without text/html the answer is the URL as text. */
+const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
+const page = (url: string) => t.app.inject({ method: 'GET', url, headers: { accept: BROWSER_ACCEPT } });
 const form = (url: string, fields: Record<string, string>, remoteAddress = freshIp()) =>
   t.app.inject({
     method: 'POST',
     url,
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    headers: { 'content-type': 'application/x-www-form-urlencoded', accept: BROWSER_ACCEPT },
     payload: new URLSearchParams(fields).toString(),
     remoteAddress,
   });

@@ -2,13 +2,20 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../platform/errors.ts';
 import { serveStatic } from '../../platform/pages/index.ts';
-import { PUBLIC_OR_OWNER, readerOf } from '../accounts.ts';
-import { spendAndCreate } from '../create.ts';
+import { isPreview, PUBLIC_OR_OWNER, readerOf } from '../accounts.ts';
+import { asksForHtml, isUpload, PageForm, sendCreatedText } from '../commandline.ts';
+import {
+  createFromCommandLine,
+  createRouteOptions,
+  spendAndCreate,
+  useCreateBodyParsers,
+} from '../create.ts';
 import { pasteError } from '../errors.ts';
 import { LANGUAGES } from '../highlight.ts';
 import type { PasteReads } from '../reads.ts';
+import { sendRaw } from '../routes.ts';
+import { CreatePasteQuery, homeCreateBody, problems } from '../schemas.ts';
 import type { CreateInput, PasteService } from '../service.ts';
-import { MAX_CONTENT_BYTES } from '../settings.ts';
 import { missingPage, pageData, SCRIPTS, STYLES, viewPage } from './views.ts';
 
 const SHORT_URL = /^[0-9A-Za-z]{1,8}$/;
@@ -67,31 +74,73 @@ export const pastePageRoutes: FastifyPluginAsyncTypebox<PastePagesOptions> = asy
   app.get('/', open, (_request, reply) => form(reply, true));
   app.get('/paste', open, (_request, reply) => form(reply, false));
 
-  app.post<{ Body: FormFields | undefined }>(
-    '/',
-    // Form encoding can triple the size of the text; the 10 MB limit is checked on the decoded text.
-    { ...open, bodyLimit: 3 * MAX_CONTENT_BYTES + 64 * 1024 },
-    async (request, reply) => {
-      const fields = typeof request.body === 'object' && request.body ? request.body : {};
-      try {
-        const owner = await formOwner(fields.api_key);
-        const created = await spendAndCreate(pastes, request, reply, formInput(fields), owner);
-        return reply.code(201).page('/paste/pages/created', {
-          title: 'Paste created',
-          created,
-          styles: STYLES,
-          scripts: SCRIPTS,
-        });
-      } catch (error) {
-        if (!(error instanceof AppError) || error.status >= 500) throw error;
-        for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
-        return form(reply.code(error.status), false, { ...fields, password: '' }, error.message);
-      }
-    },
-  );
+  // POST / is where the create form posts, and what curl users type (`curl -F file=@f host/`,
+  // `curl --data-binary @f host/`): its own scope has the create routes' body parsers.
+  await app.register(async (scope) => {
+    useCreateBodyParsers(scope, { pageForm: true });
+    scope.post(
+      '/',
+      {
+        schema: {
+          tags: ['paste'],
+          summary: 'Create a paste from the form or the command line (`curl -F file=@file host/`)',
+          description:
+            'The create form (a browser: answered with a page), or what curl sends: a multipart upload ' +
+            '(`-F file=@file`, options as other fields), or the text itself (`--data-binary @file`: an ' +
+            'x-www-form-urlencoded body that is not the form, of `content=…` and the form’s fields, is the text). ' +
+            'A client that does not ask for HTML gets the URL as text/plain, the delete token in X-Delete-Token, ' +
+            'and problem+json errors. Limits as POST /api/v1/paste.',
+          body: homeCreateBody,
+          querystring: CreatePasteQuery,
+          response: {
+            201: {
+              content: {
+                'text/plain': { schema: { type: 'string' } },
+                'text/html': { schema: { type: 'string' } },
+              },
+            },
+            ...problems(400, 401, 413, 415, 422, 429),
+          },
+        },
+        ...createRouteOptions,
+      },
+      async (request, reply) => {
+        const { body } = request;
+        if (body instanceof PageForm) return formCreate(request, reply, body.fields);
+        if (typeof body === 'string' || isUpload(body))
+          return createFromCommandLine(pastes, request, reply, body);
+        return formCreate(request, reply, {});
+      },
+    );
+  });
+
+  /** The form's fields: a browser gets the page (or the form again with the mistake), others the URL. */
+  async function formCreate(request: FastifyRequest, reply: FastifyReply, fields: FormFields) {
+    if (!asksForHtml(request)) {
+      const owner = await formOwner(fields.api_key);
+      return sendCreatedText(reply, await spendAndCreate(pastes, request, reply, formInput(fields), owner));
+    }
+    try {
+      const owner = await formOwner(fields.api_key);
+      const created = await spendAndCreate(pastes, request, reply, formInput(fields), owner);
+      return reply.code(201).page('/paste/pages/created', {
+        title: 'Paste created',
+        created,
+        styles: STYLES,
+        scripts: SCRIPTS,
+      });
+    } catch (error) {
+      if (!(error instanceof AppError) || error.status >= 500) throw error;
+      for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+      return form(reply.code(error.status), false, { ...fields, password: '' }, error.message);
+    }
+  }
 
   app.get<{ Params: { short_url: string } }>('/:short_url', reading, async (request, reply) => {
     const { short_url: shortUrl } = request.params;
+    // One URL, two answers: the page for browsers, the text for curl (`curl host/abc123`).
+    reply.header('vary', 'Accept');
+    if (!asksForHtml(request)) return readText(request, reply, shortUrl);
     if (!SHORT_URL.test(shortUrl)) return missingPage(reply, shortUrl);
     const cached = reads.peek(shortUrl);
     if (cached?.open) {
@@ -112,6 +161,29 @@ export const pastePageRoutes: FastifyPluginAsyncTypebox<PastePagesOptions> = asy
       return readPage(options, request, reply, shortUrl, { password });
     },
   );
+
+  /**
+   * The paste's text for a client that does not ask for HTML, as /{id}/raw answers it (ETag,
+   * problem+json errors), except that, like the page, a GET of this URL never burns: a
+   * burn-after-read paste is read at /{id}/raw.
+   */
+  async function readText(request: FastifyRequest, reply: FastifyReply, shortUrl: string) {
+    if (!SHORT_URL.test(shortUrl)) throw pasteError('paste_not_found', `No paste ${shortUrl}`);
+    const cached = reads.peek(shortUrl);
+    if (cached?.open) {
+      if (request.method !== 'HEAD') reads.countView(cached);
+      return sendRaw(request, reply, cached, false);
+    }
+    const outcome = await pastes.read(shortUrl, { ...readerOf(request), preview: true });
+    if (outcome.kind === 'preview') {
+      return reply
+        .header('cache-control', 'no-store')
+        .type('text/plain; charset=utf-8')
+        .send(`This paste is deleted after it is read once. Read it with: curl ${baseUrl}/${shortUrl}/raw\n`);
+    }
+    if (!isPreview(request)) reads.countView(outcome.entry);
+    return sendRaw(request, reply, outcome.entry, false);
+  }
 
   /**
    * The form's API-key field: a browser cannot send Authorization, so the key comes in the body
