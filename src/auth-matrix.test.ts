@@ -20,8 +20,6 @@ const PUBLIC: Record<string, string> = {
   'POST /': 'the create form, and POST /api/v1/paste for curl (`curl -F file=@f host/`)',
   'PUT /': 'paste create from `curl -T - host/`, as POST /api/v1/paste',
   'PUT /paste': 'paste create from `curl -T file host/paste`, as POST /api/v1/paste',
-  'PUT /paste/{filename}': 'paste create from `curl -T file host/paste/`, as POST /api/v1/paste',
-  'PUT /{filename}': 'paste create from `curl -T file.txt host/`, as POST /api/v1/paste',
   'GET /api/v1/paste/{short_url}': 'public pastes are public; private ones answer 404 to all but the owner',
   'GET /paste/{short_url}': 'alias of GET /api/v1/paste/{short_url}',
   'GET /{short_url}/raw': 'the raw text of the same paste, under the same rules',

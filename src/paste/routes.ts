@@ -132,7 +132,9 @@ const putRoutes: FastifyPluginAsyncTypebox<Pick<PasteApiOptions, 'pastes'>> = as
     ['/:filename(^[^.]*\\.[^.].*$)', 'Create a paste from an upload (`curl -T file.txt host/`)'],
   ] as const;
   for (const [url, summary] of routes) {
-    const params = url.includes(':filename') ? { params: FileName } : {};
+    // The two with a file name stay out of the OpenAPI document: only curl builds those URLs, and
+    // `/paste/{filename}` next to `/paste/{short_url}` is one path to a client generator.
+    const params = url.includes(':filename') ? { params: FileName, hide: true } : {};
     scope.put(
       url,
       { schema: { ...schema, ...params, summary }, ...createRouteOptions },

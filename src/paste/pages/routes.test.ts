@@ -247,6 +247,9 @@ describe('/{short_url} does not shadow other pages', () => {
     }
     const api = await page('/api/v1/nothing');
     assert.equal(api.statusCode, 404);
-    assert.match(String(api.headers['content-type']), /problem\+json/);
+    assert.match(api.body, /No route for GET \/api\/v1\/nothing/, 'a browser gets the error as a page');
+    const client = await t.app.inject({ url: '/api/v1/nothing' });
+    assert.equal(client.statusCode, 404);
+    assert.match(String(client.headers['content-type']), /problem\+json/);
   });
 });
