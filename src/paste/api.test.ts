@@ -222,7 +222,9 @@ describe('raw bodies (the curl one-liner)', () => {
       remoteAddress: freshIp(),
     });
     assert.equal(response.statusCode, 201, response.body);
-    const shortUrl = response.body.trim().split('/').pop();
+    // The JSON API answers JSON whatever the body (the /paste alias answers text).
+    assert.match(String(response.headers['content-type']), /^application\/json/);
+    const shortUrl = response.json().short_url;
     const read = (await t.app.inject({ method: 'GET', url: `/api/v1/paste/${shortUrl}` })).json();
     assert.equal(read.syntax, 'python');
     assert.equal(read.expires_at, new Date(t.clock.now().getTime() + 600_000).toISOString());

@@ -47,50 +47,66 @@ const createRoutes: FastifyPluginAsyncTypebox<PasteApiOptions> = async (scope, {
     tags,
     summary: 'Create a paste',
     description:
-      'JSON `{content, syntax?, expires_in?, is_private?, password?, burn_after_read?}` answers JSON; a raw text body ' +
-      '(`curl --data-binary @file …/paste`) answers the URL as text/plain, with the delete token in X-Delete-Token. ' +
+      'JSON `{content, syntax?, expires_in?, is_private?, password?, burn_after_read?}`, or a raw text body with the ' +
+      'options in the query string. /api/v1/paste answers JSON; the /paste alias (`curl --data-binary @file …/paste`) ' +
+      'answers a raw body with the URL as text/plain, the delete token in X-Delete-Token. ' +
       'Limits: 10 MB of UTF-8 (413, refused before the body is read when Content-Length says so), text only ' +
       '(422), creates per IP or per API key (429 with Retry-After). An optional Idempotency-Key replays the first ' +
       "answer for 24 h (another body → 422 `idempotency_key_reused`); it belongs to the API key's owner, or without " +
       'one to the client address, so nobody else sending the same key gets this paste or its delete token.',
     body: createBody,
     querystring: CreatePasteQuery,
-    response: {
-      201: {
-        content: {
-          'application/json': { schema: CreatedPaste },
-          'text/plain': { schema: { type: 'string' } },
-        },
+    response: { 201: CreatedPaste, ...problems(400, 401, 413, 415, 422, 429) },
+  };
+  // The JSON API answers JSON whatever the body; the alias (the curl one-liner) answers a raw body
+  // with the URL as text, so a generated client of the API sees one 201, not `string | {…}`.
+  const aliasResponse = {
+    ...schema.response,
+    201: {
+      description:
+        'JSON for a JSON body; the URL as text for a raw body (its delete token in X-Delete-Token)',
+      content: {
+        'application/json': { schema: CreatedPaste },
+        'text/plain': { schema: { type: 'string' } },
       },
-      ...problems(400, 401, 413, 415, 422, 429),
     },
   };
   // Anonymous by design (limited per address); the owner's key makes the paste theirs. A raw
   // create may carry its password in the query string, so access logs show the path alone.
-  const config = { access: PUBLIC_OR_OWNER, idempotency: { scope: 'paste.create' }, redactUrl: true };
+  const config = {
+    access: PUBLIC_OR_OWNER,
+    idempotency: { scope: 'paste.create' },
+    redactUrl: true,
+    openapi: { rateLimited: true, headers: { 201: ['Location', 'X-Delete-Token'] } },
+  } as const;
   // Schema errors are attached rather than thrown so that emptyContentCheck, the first preHandler
   // (before the idempotency one), can throw them together with its own.
   const options = { config, attachValidation: true, preHandler: emptyContentCheck };
   // The alias names its own operationId: by the path rule (openapi.ts) both would be postPaste.
-  for (const [url, summary, operationId] of [
-    ['/api/v1/paste', schema.summary, undefined],
-    ['/paste', 'Create a paste (alias; the curl one-liner)', 'postPasteAlias'],
+  for (const [url, summary, operationId, response] of [
+    ['/api/v1/paste', schema.summary, undefined, schema.response],
+    ['/paste', 'Create a paste (alias; the curl one-liner)', 'postPasteAlias', aliasResponse],
   ] as const) {
-    scope.post(url, { schema: { ...schema, summary, operationId }, ...options }, async (request, reply) => {
-      const { body, query } = request;
-      if (body === undefined || body === null) {
-        throw pasteError('invalid_option', {
-          detail: 'The body is empty: send JSON {"content": "…"} or the text itself as text/plain',
-          extras: { errors: [{ field: 'body', message: 'is required' }] },
-        });
-      }
-      const header = request.headers['x-paste-password'];
-      const input = typeof body === 'string' ? rawInput(body, query, header) : body;
-      const created = await spendAndCreate(pastes, request, reply, input);
-      reply.code(201).header('location', `/api/v1/paste/${created.short_url}`);
-      if (typeof body !== 'string') return reply.send(created);
-      return reply.header('x-delete-token', created.delete_token).type(TEXT_TYPE).send(`${created.url}\n`);
-    });
+    const raw = url === '/paste';
+    scope.post(
+      url,
+      { schema: { ...schema, summary, operationId, response }, ...options },
+      async (request, reply) => {
+        const { body, query } = request;
+        if (body === undefined || body === null) {
+          throw pasteError('invalid_option', {
+            detail: 'The body is empty: send JSON {"content": "…"} or the text itself as text/plain',
+            extras: { errors: [{ field: 'body', message: 'is required' }] },
+          });
+        }
+        const header = request.headers['x-paste-password'];
+        const input = typeof body === 'string' ? rawInput(body, query, header) : body;
+        const created = await spendAndCreate(pastes, request, reply, input);
+        reply.code(201).header('location', `/api/v1/paste/${created.short_url}`);
+        if (typeof body !== 'string' || !raw) return reply.send(created);
+        return reply.header('x-delete-token', created.delete_token).type(TEXT_TYPE).send(`${created.url}\n`);
+      },
+    );
   }
 };
 
@@ -121,7 +137,7 @@ const readRoutes: FastifyPluginAsyncTypebox<PasteApiOptions> = async (app, { pas
   };
   // The platform's check passes a read without Authorization on without a promise, so the cached
   // hot path stays free of awaits; the owner's key is proven only when one is sent.
-  const read = { access: PUBLIC_OR_OWNER };
+  const read = { access: PUBLIC_OR_OWNER, openapi: { conditional: true, rateLimited: true } } as const;
   for (const [url, summary, operationId] of [
     ['/api/v1/paste/:short_url', 'Read a paste', undefined],
     ['/paste/:short_url', 'Read a paste (alias)', 'getPasteByShortUrlAlias'],
@@ -234,7 +250,7 @@ const ownerRoutes: FastifyPluginAsyncTypebox<PasteApiOptions> = async (app, { pa
     '/api/v1/users',
     {
       // Sign-up: limited per address in the service (PASTE_RATE_SIGNUP).
-      config: { access: { public: true } },
+      config: { access: { public: true }, openapi: { rateLimited: true } },
       schema: {
         tags,
         summary: 'Create a user; the answer shows its API key once',
