@@ -3,9 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildApp } from '../src/app.ts';
-import { createAdapters } from '../src/platform/adapters.ts';
-import { loadConfig } from '../src/platform/config.ts';
+import { openApiDocument } from './openapi-document.ts';
 
 /**
  * `npm run lint:api`: /openapi.json of an app with every service, built in-process on the
@@ -17,17 +15,7 @@ import { loadConfig } from '../src/platform/config.ts';
  * Redocly's telemetry and update check are switched off below.
  */
 const root = fileURLToPath(new URL('..', import.meta.url));
-const config = loadConfig([], { DATA_DIR: 'memory://', LOG_LEVEL: 'silent' });
-const adapters = await createAdapters(config);
-let document: string;
-try {
-  const app = await buildApp(config, adapters, { logger: false });
-  await app.ready();
-  document = `${JSON.stringify(app.swagger(), null, 2)}\n`;
-  await app.close();
-} finally {
-  await adapters.close();
-}
+const document = await openApiDocument();
 
 const dir = mkdtempSync(join(tmpdir(), 'lint-api-'));
 const file = join(dir, 'openapi.json');

@@ -1,3 +1,4 @@
+import { createFourServicesClient } from '../../clients/typescript/index.ts';
 import type { Scenario } from '../run.ts';
 
 /**
@@ -11,18 +12,17 @@ const scenario: Scenario = {
   baseline: { kind: 'get', bodyBytes: 10_240 },
   target: 0.7,
   async prepare(baseUrl) {
-    const response = await fetch(`${baseUrl}/api/v1/paste`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ content: sourceText(10_240), syntax: 'javascript' }),
+    // Set up through the generated client, as an API user would.
+    const api = createFourServicesClient({ baseUrl });
+    const created = await api.POST('/api/v1/paste', {
+      body: { content: sourceText(10_240), syntax: 'javascript' },
     });
-    if (response.status !== 201)
-      throw new Error(`create failed: ${response.status} ${await response.text()}`);
-    const { short_url } = (await response.json()) as { short_url: string };
-    const path = `/api/v1/paste/${short_url}`;
-    const read = await fetch(`${baseUrl}${path}`);
-    if (read.status !== 200) throw new Error(`read failed: ${read.status}`);
-    return { path };
+    if (!created.data)
+      throw new Error(`create failed: ${created.response.status} ${JSON.stringify(created.error)}`);
+    const { short_url } = created.data;
+    const read = await api.GET('/api/v1/paste/{short_url}', { params: { path: { short_url } } });
+    if (!read.data) throw new Error(`read failed: ${read.response.status}`);
+    return { path: `/api/v1/paste/${short_url}` };
   },
   baselineRequest: () => ({}),
   async verify(baseUrl) {

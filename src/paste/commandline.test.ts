@@ -99,10 +99,15 @@ const TRICKY = 'first line\r\n--not-a-boundary\r\n\r\nünïcödé ✓ 100% & a=b
 describe('curl -F (multipart/form-data, as 0x0.st users type it)', () => {
   test('curl -F file=@f to / and to /paste stores the exact bytes and answers the URL as text', async () => {
     const path = file('notes.txt', TRICKY);
-    for (const url of [`${base}/`, `${base}/paste`, `${base}/api/v1/paste`]) {
+    for (const url of [`${base}/`, `${base}/paste`]) {
       const id = createdUrl(await curl(['-F', `file=@${path}`, url]));
       assert.equal(await storedText(id), TRICKY, url);
     }
+    // The JSON API takes the upload too, and answers JSON whatever the body (one 201 type).
+    const api = await curl(['-F', `file=@${path}`, `${base}/api/v1/paste`]);
+    assert.equal(api.status, 201, api.body);
+    assert.match(api.headers['content-type'], /^application\/json/);
+    assert.equal(await storedText(JSON.parse(api.body).short_url), TRICKY);
   });
 
   test('the options come from the other fields or the query string', async () => {

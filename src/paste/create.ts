@@ -118,7 +118,13 @@ function useCreateErrorHandler(scope: FastifyInstance) {
  * with its own.
  */
 export const createRouteOptions = {
-  config: { access: PUBLIC_OR_OWNER, idempotency: { scope: 'paste.create' }, redactUrl: true },
+  config: {
+    access: PUBLIC_OR_OWNER,
+    idempotency: { scope: 'paste.create' },
+    redactUrl: true,
+    // What OpenAPI cannot read from the schema (platform/http/openapi.ts).
+    openapi: { rateLimited: true, headers: { 201: ['Location', 'X-Delete-Token'] as const } },
+  },
   attachValidation: true,
   preHandler: emptyContentCheck,
 };

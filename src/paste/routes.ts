@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { conditional } from '../platform/http/conditional.ts';
 import { setRateLimitHeaders } from '../platform/ratelimit/headers.ts';
 import { accountOf, OWNER_ONLY, PUBLIC_OR_OWNER, readerOf } from './accounts.ts';
-import { isUpload } from './commandline.ts';
+import { commandLineInput, isUpload } from './commandline.ts';
 import {
   createFromCommandLine,
   createRouteOptions,
@@ -56,33 +56,40 @@ const createRoutes: FastifyPluginAsyncTypebox<PasteApiOptions> = async (scope, {
     tags,
     summary: 'Create a paste',
     description:
-      'JSON `{content, syntax?, expires_in?, is_private?, password?, burn_after_read?}` answers JSON; a raw text body ' +
-      '(`curl --data-binary @file …/paste`) or a multipart upload (`curl -F file=@file …/paste`, options as other ' +
-      'fields or in the query string) answers the URL as text/plain, with the delete token in X-Delete-Token. ' +
+      'JSON `{content, syntax?, expires_in?, is_private?, password?, burn_after_read?}`, a raw text body, or a ' +
+      'multipart upload (`curl -F file=@file …`, options as other fields or in the query string). /api/v1/paste ' +
+      'answers JSON; the /paste alias (`curl --data-binary @file …/paste`) answers a raw body or an upload with ' +
+      'the URL as text/plain, the delete token in X-Delete-Token. ' +
       'Limits: 10 MB of UTF-8 (413, refused before the body is read when Content-Length says so), text only ' +
       '(422), creates per IP or per API key (429 with Retry-After). An optional Idempotency-Key replays the first ' +
       "answer for 24 h (another body → 422 `idempotency_key_reused`); it belongs to the API key's owner, or without " +
       'one to the client address, so nobody else sending the same key gets this paste or its delete token.',
     body: createBody,
     querystring: CreatePasteQuery,
-    response: {
-      201: {
-        content: {
-          'application/json': { schema: CreatedPaste },
-          'text/plain': { schema: { type: 'string' } },
-        },
+    response: { 201: CreatedPaste, ...problems(400, 401, 413, 415, 422, 429) },
+  };
+  // The JSON API answers JSON whatever the body; the alias (the curl one-liner) answers a raw body
+  // with the URL as text, so a generated client of the API sees one 201, not `string | {…}`.
+  const aliasResponse = {
+    ...schema.response,
+    201: {
+      description:
+        'JSON for a JSON body; the URL as text for a raw body (its delete token in X-Delete-Token)',
+      content: {
+        'application/json': { schema: CreatedPaste },
+        'text/plain': { schema: { type: 'string' } },
       },
-      ...problems(400, 401, 413, 415, 422, 429),
     },
   };
   // The alias names its own operationId: by the path rule (openapi.ts) both would be postPaste.
-  for (const [url, summary, operationId] of [
-    ['/api/v1/paste', schema.summary, undefined],
-    ['/paste', 'Create a paste (alias; the curl one-liner)', 'postPasteAlias'],
+  for (const [url, summary, operationId, response] of [
+    ['/api/v1/paste', schema.summary, undefined, schema.response],
+    ['/paste', 'Create a paste (alias; the curl one-liner)', 'postPasteAlias', aliasResponse],
   ] as const) {
+    const raw = url === '/paste';
     scope.post(
       url,
-      { schema: { ...schema, summary, operationId }, ...createRouteOptions },
+      { schema: { ...schema, summary, operationId, response }, ...createRouteOptions },
       async (request, reply) => {
         const { body } = request;
         if (body === undefined || body === null) {
@@ -91,9 +98,14 @@ const createRoutes: FastifyPluginAsyncTypebox<PasteApiOptions> = async (scope, {
             extras: { errors: [{ field: 'body', message: 'is required' }] },
           });
         }
-        if (typeof body === 'string' || isUpload(body))
+        if ((typeof body === 'string' || isUpload(body)) && raw)
           return createFromCommandLine(pastes, request, reply, body);
-        const created = await spendAndCreate(pastes, request, reply, body);
+        // The JSON API answers JSON whatever the body: one 201 for a generated client.
+        const input =
+          typeof body === 'string' || isUpload(body)
+            ? commandLineInput(body, request.query, request.headers['x-paste-password'])
+            : body;
+        const created = await spendAndCreate(pastes, request, reply, input);
         return reply.code(201).header('location', `/api/v1/paste/${created.short_url}`).send(created);
       },
     );
@@ -126,18 +138,18 @@ const putRoutes: FastifyPluginAsyncTypebox<Pick<PasteApiOptions, 'pastes'>> = as
     filename: Type.String({ description: 'The file name curl appends; not kept' }),
   });
   const routes = [
-    ['/paste', 'Create a paste from an upload (`curl -T file host/paste`)'],
-    ['/', 'Create a paste from an upload (`curl -T - host/`)'],
-    ['/paste/:filename', 'Create a paste from an upload (`curl -T file host/paste/`)'],
-    ['/:filename(^[^.]*\\.[^.].*$)', 'Create a paste from an upload (`curl -T file.txt host/`)'],
+    ['/paste', 'Create a paste from an upload (`curl -T file host/paste`)', undefined],
+    ['/', 'Create a paste from an upload (`curl -T - host/`)', 'putPasteAtRoot'],
+    ['/paste/:filename', 'Create a paste from an upload (`curl -T file host/paste/`)', undefined],
+    ['/:filename(^[^.]*\\.[^.].*$)', 'Create a paste from an upload (`curl -T file.txt host/`)', undefined],
   ] as const;
-  for (const [url, summary] of routes) {
+  for (const [url, summary, operationId] of routes) {
     // The two with a file name stay out of the OpenAPI document: only curl builds those URLs, and
     // `/paste/{filename}` next to `/paste/{short_url}` is one path to a client generator.
     const params = url.includes(':filename') ? { params: FileName, hide: true } : {};
     scope.put(
       url,
-      { schema: { ...schema, ...params, summary }, ...createRouteOptions },
+      { schema: { ...schema, ...params, summary, operationId }, ...createRouteOptions },
       async (request, reply) => {
         const { body } = request;
         if (typeof body !== 'string') throw emptyBody();
@@ -167,7 +179,7 @@ const readRoutes: FastifyPluginAsyncTypebox<PasteApiOptions> = async (app, { pas
   };
   // The platform's check passes a read without Authorization on without a promise, so the cached
   // hot path stays free of awaits; the owner's key is proven only when one is sent.
-  const read = { access: PUBLIC_OR_OWNER };
+  const read = { access: PUBLIC_OR_OWNER, openapi: { conditional: true, rateLimited: true } } as const;
   for (const [url, summary, operationId] of [
     ['/api/v1/paste/:short_url', 'Read a paste', undefined],
     ['/paste/:short_url', 'Read a paste (alias)', 'getPasteByShortUrlAlias'],
@@ -280,7 +292,7 @@ const ownerRoutes: FastifyPluginAsyncTypebox<PasteApiOptions> = async (app, { pa
     '/api/v1/users',
     {
       // Sign-up: limited per address in the service (PASTE_RATE_SIGNUP).
-      config: { access: { public: true } },
+      config: { access: { public: true }, openapi: { rateLimited: true } },
       schema: {
         tags,
         summary: 'Create a user; the answer shows its API key once',

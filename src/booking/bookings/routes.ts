@@ -25,7 +25,11 @@ export const bookingsRoutes: FastifyPluginAsyncTypebox<{ bookings: BookingsServi
     {
       // The platform scopes keys by the caller (the user), so two customers who happen to pick
       // the same key never collide, and one user's key names one request.
-      config: { access: { user: true }, idempotency: { scope: 'bookings', required: true } },
+      config: {
+        access: { user: true },
+        idempotency: { scope: 'bookings', required: true },
+        openapi: { problems: [402, 403, 404, 409, 410], headers: { 201: ['Location'], 202: ['Location'] } },
+      },
       schema: {
         tags,
         summary: 'Book held seats by paying for them (needs an Idempotency-Key header)',
@@ -55,7 +59,7 @@ export const bookingsRoutes: FastifyPluginAsyncTypebox<{ bookings: BookingsServi
   app.get(
     '/api/v1/bookings/:id',
     {
-      config: { access: { user: true, service: 'booking:read', admin: true } },
+      config: { access: { user: true, service: 'booking:read', admin: true }, openapi: { problems: [404] } },
       schema: {
         tags,
         summary: 'A booking (with its ticket QR code once confirmed, for its user)',
@@ -91,7 +95,7 @@ export const bookingsRoutes: FastifyPluginAsyncTypebox<{ bookings: BookingsServi
   app.post(
     '/api/v1/bookings/:id/cancel',
     {
-      config: { access: { user: true, admin: true } },
+      config: { access: { user: true, admin: true }, openapi: { problems: [403, 404, 409] } },
       schema: {
         tags,
         summary: 'Cancel a confirmed booking (full refund until the cutoff before the show)',
@@ -118,7 +122,7 @@ export const bookingsRoutes: FastifyPluginAsyncTypebox<{ bookings: BookingsServi
   app.post(
     '/api/v1/shows/:id/cancel',
     {
-      config: { access: { admin: true } },
+      config: { access: { admin: true }, openapi: { problems: [404, 409] } },
       // The body is optional (`curl -X POST` with the admin key is enough).
       preValidation: async (request) => {
         request.body ??= {};
@@ -138,7 +142,11 @@ export const bookingsRoutes: FastifyPluginAsyncTypebox<{ bookings: BookingsServi
   app.get(
     '/api/v1/tickets/:token',
     {
-      config: { access: { operator: 'booking:door', admin: true }, redactUrl: true },
+      config: {
+        access: { operator: 'booking:door', admin: true },
+        redactUrl: true,
+        openapi: { problems: [404] },
+      },
       schema: {
         tags,
         summary: "Check a ticket's QR code at the door",
@@ -155,7 +163,7 @@ export const bookingsRoutes: FastifyPluginAsyncTypebox<{ bookings: BookingsServi
   app.post(
     '/api/v1/tickets/check',
     {
-      config: { access: { operator: 'booking:door', admin: true } },
+      config: { access: { operator: 'booking:door', admin: true }, openapi: { problems: [404] } },
       schema: {
         tags,
         summary: "Check a ticket's QR code at the door (the token in the body, out of every URL log)",

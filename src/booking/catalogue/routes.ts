@@ -24,7 +24,11 @@ import type { CatalogueService } from './service.ts';
 const tags = ['booking'];
 /** Public reads: a weak ETag and revalidation (platform/http/conditional.ts). */
 const PUBLIC_READ = { access: { public: true as const }, cache: 'revalidate' as const };
+/** A read by id or name: 404 when there is none. */
+const PUBLIC_READ_ONE = { ...PUBLIC_READ, openapi: { problems: [404] } };
 const ADMIN = { access: { admin: true as const } };
+/** Admin writes naming other records (404) or clashing with one (409). */
+const ADMIN_WRITE = { ...ADMIN, openapi: { problems: [404, 409] } };
 const adminTags = ['booking admin'];
 
 export const catalogueRoutes: FastifyPluginAsyncTypebox<{ catalogue: CatalogueService }> = async (
@@ -43,7 +47,7 @@ export const catalogueRoutes: FastifyPluginAsyncTypebox<{ catalogue: CatalogueSe
   app.get(
     '/api/v1/cities/:id/shows',
     {
-      config: PUBLIC_READ,
+      config: PUBLIC_READ_ONE,
       schema: {
         tags,
         summary: "A city's shows on a local date (default today), grouped by movie and theater",
@@ -60,7 +64,7 @@ export const catalogueRoutes: FastifyPluginAsyncTypebox<{ catalogue: CatalogueSe
   app.get(
     '/api/v1/movies/:id',
     {
-      config: PUBLIC_READ,
+      config: PUBLIC_READ_ONE,
       schema: {
         tags,
         summary: 'A movie',
@@ -80,7 +84,7 @@ export const catalogueRoutes: FastifyPluginAsyncTypebox<{ catalogue: CatalogueSe
   app.get(
     '/api/v1/movies/:id/shows',
     {
-      config: PUBLIC_READ,
+      config: PUBLIC_READ_ONE,
       schema: {
         tags,
         summary: "A movie's shows, by theater (one city and local date, or the coming week)",
@@ -95,7 +99,7 @@ export const catalogueRoutes: FastifyPluginAsyncTypebox<{ catalogue: CatalogueSe
   app.get(
     '/api/v1/theaters/:id',
     {
-      config: PUBLIC_READ,
+      config: PUBLIC_READ_ONE,
       schema: { tags, summary: 'A theater and its screens', params: IdParams, response: { 200: Theater } },
     },
     async (request) => catalogue.getTheater(request.params.id),
@@ -103,14 +107,17 @@ export const catalogueRoutes: FastifyPluginAsyncTypebox<{ catalogue: CatalogueSe
 
   app.get(
     '/api/v1/shows/:id',
-    { config: PUBLIC_READ, schema: { tags, summary: 'A show', params: IdParams, response: { 200: Show } } },
+    {
+      config: PUBLIC_READ_ONE,
+      schema: { tags, summary: 'A show', params: IdParams, response: { 200: Show } },
+    },
     async (request) => catalogue.getShow(request.params.id),
   );
 
   app.post(
     '/api/v1/admin/cities',
     {
-      config: ADMIN,
+      config: ADMIN_WRITE,
       schema: { tags: adminTags, summary: 'Add a city', body: CityCreate, response: { 201: City } },
     },
     async (request, reply) => reply.code(201).send(await catalogue.createCity(request.body)),
@@ -119,7 +126,7 @@ export const catalogueRoutes: FastifyPluginAsyncTypebox<{ catalogue: CatalogueSe
   app.post(
     '/api/v1/admin/movies',
     {
-      config: ADMIN,
+      config: ADMIN_WRITE,
       schema: { tags: adminTags, summary: 'Add a movie', body: MovieCreate, response: { 201: Movie } },
     },
     async (request, reply) => reply.code(201).send(await catalogue.createMovie(request.body)),
@@ -128,7 +135,7 @@ export const catalogueRoutes: FastifyPluginAsyncTypebox<{ catalogue: CatalogueSe
   app.patch(
     '/api/v1/admin/movies/:id',
     {
-      config: ADMIN,
+      config: ADMIN_WRITE,
       schema: {
         tags: adminTags,
         summary: 'Change a movie',
@@ -143,7 +150,7 @@ export const catalogueRoutes: FastifyPluginAsyncTypebox<{ catalogue: CatalogueSe
   app.post(
     '/api/v1/admin/theaters',
     {
-      config: ADMIN,
+      config: ADMIN_WRITE,
       schema: {
         tags: adminTags,
         summary: 'Add a theater with its screens and seat layouts',
@@ -157,7 +164,7 @@ export const catalogueRoutes: FastifyPluginAsyncTypebox<{ catalogue: CatalogueSe
   app.post(
     '/api/v1/admin/theaters/:id/screens',
     {
-      config: ADMIN,
+      config: ADMIN_WRITE,
       schema: {
         tags: adminTags,
         summary: 'Add a screen with its seat layout',
@@ -173,7 +180,7 @@ export const catalogueRoutes: FastifyPluginAsyncTypebox<{ catalogue: CatalogueSe
   app.post(
     '/api/v1/admin/shows',
     {
-      config: ADMIN,
+      config: ADMIN_WRITE,
       schema: {
         tags: adminTags,
         summary: 'Schedule a show (its seat inventory is created with it)',
@@ -187,7 +194,7 @@ export const catalogueRoutes: FastifyPluginAsyncTypebox<{ catalogue: CatalogueSe
   app.patch(
     '/api/v1/admin/shows/:id',
     {
-      config: ADMIN,
+      config: ADMIN_WRITE,
       schema: {
         tags: adminTags,
         summary: 'Mark a show hot (waiting room) or not',

@@ -15,7 +15,7 @@ export const seatsRoutes: FastifyPluginAsyncTypebox<{
   app.get(
     '/api/v1/shows/:id/seats',
     {
-      config: { access: { public: true }, cache: 'revalidate' },
+      config: { access: { public: true }, cache: 'revalidate', openapi: { problems: [404] } },
       schema: {
         tags,
         summary: 'Seats of a show with status and price (held seats show as BOOKED)',
@@ -29,7 +29,10 @@ export const seatsRoutes: FastifyPluginAsyncTypebox<{
   app.post(
     '/api/v1/shows/:id/hold',
     {
-      config: { access: { user: true } },
+      config: {
+        access: { user: true },
+        openapi: { rateLimited: true, problems: [403, 404, 409, 410, 422], headers: { 201: ['Location'] } },
+      },
       onRequest: perAddress(limiter, settings.holdRate, 'holds'),
       schema: {
         tags,
@@ -62,7 +65,7 @@ export const seatsRoutes: FastifyPluginAsyncTypebox<{
   app.get(
     '/api/v1/holds/:id',
     {
-      config: { access: { user: true, admin: true } },
+      config: { access: { user: true, admin: true }, openapi: { problems: [404] } },
       schema: {
         tags,
         summary: 'A hold and whether it still holds',
@@ -77,7 +80,7 @@ export const seatsRoutes: FastifyPluginAsyncTypebox<{
   app.delete(
     '/api/v1/holds/:id',
     {
-      config: { access: { user: true, admin: true } },
+      config: { access: { user: true, admin: true }, openapi: { problems: [404] } },
       schema: {
         tags,
         summary: 'Release a hold before paying (its seats are free at once)',
@@ -92,7 +95,7 @@ export const seatsRoutes: FastifyPluginAsyncTypebox<{
   app.get(
     '/api/v1/admin/shows/:id/integrity',
     {
-      config: { access: { admin: true } },
+      config: { access: { admin: true }, openapi: { problems: [404] } },
       schema: {
         tags: ['booking admin'],
         summary: 'Audit a show: seats claimed twice (must be 0) and holds missing seats (must be 0)',

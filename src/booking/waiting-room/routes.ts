@@ -21,7 +21,7 @@ export const waitingRoomRoutes: FastifyPluginAsyncTypebox<{
   app.get(
     '/api/v1/shows/:id/queue',
     {
-      config: { access: { user: true } },
+      config: { access: { user: true }, openapi: { rateLimited: true, problems: [403, 404, 409, 410] } },
       onRequest: joins,
       schema: {
         tags,
@@ -44,7 +44,7 @@ export const waitingRoomRoutes: FastifyPluginAsyncTypebox<{
   app.get(
     '/api/v1/shows/:id/queue/events',
     {
-      config: { access: { user: true } },
+      config: { access: { user: true }, openapi: { rateLimited: true, problems: [403, 404, 409, 410] } },
       onRequest: joins,
       schema: {
         tags,

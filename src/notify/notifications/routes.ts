@@ -11,6 +11,7 @@ import {
   HistoryQuery,
   IdParams,
   NotificationStatus,
+  Redriven,
   SendBody,
   UserParams,
 } from './schemas.ts';
@@ -25,6 +26,7 @@ export const USER_DATA = {
   access: { user: { param: 'userId' }, service: 'notify:contacts', admin: true },
 } as const;
 const admin = { config: { access: { admin: true } } } as const;
+const adminOne = { config: { access: { admin: true }, openapi: { problems: [404] } } } as const;
 
 /** HTTP only: schemas, the service call, the status code. */
 export const notificationsRoutes: FastifyPluginAsyncTypebox<{ service: NotifyService }> = async (
@@ -36,7 +38,7 @@ export const notificationsRoutes: FastifyPluginAsyncTypebox<{ service: NotifySer
     {
       // The header's replay is the platform's (scoped by the caller); the body's `id` is
       // deduplicated by the service.
-      config: { access: SENDERS, idempotency: { scope: 'notify.send' } },
+      config: { access: SENDERS, idempotency: { scope: 'notify.send' }, openapi: { problems: [422, 429] } },
       schema: {
         tags,
         summary: 'Notify a user over one or more channels',
@@ -55,7 +57,7 @@ export const notificationsRoutes: FastifyPluginAsyncTypebox<{ service: NotifySer
   app.post(
     '/api/notifications/batch',
     {
-      config: { access: SENDERS },
+      config: { access: SENDERS, openapi: { problems: [422] } },
       schema: {
         tags,
         summary: 'Batch lane: one notification per recipient, on topics that never delay real-time ones',
@@ -83,8 +85,13 @@ export const notificationsRoutes: FastifyPluginAsyncTypebox<{ service: NotifySer
   app.post(
     '/api/notifications/dead-letters/:id/redrive',
     {
-      ...admin,
-      schema: { tags, summary: 'Send a dead letter again with a fresh set of attempts', params: IdParams },
+      ...adminOne,
+      schema: {
+        tags,
+        summary: 'Send a dead letter again with a fresh set of attempts',
+        params: IdParams,
+        response: { 202: Redriven },
+      },
     },
     async (request, reply) => reply.code(202).send(await service.redrive(request.params.id)),
   );
@@ -92,7 +99,7 @@ export const notificationsRoutes: FastifyPluginAsyncTypebox<{ service: NotifySer
   app.get(
     '/api/notifications/:id',
     {
-      config: { access: { user: true, service: 'notify:read', admin: true } },
+      config: { access: { user: true, service: 'notify:read', admin: true }, openapi: { problems: [404] } },
       schema: {
         tags,
         summary: 'Delivery status per channel with every attempt',

@@ -139,3 +139,11 @@ export const BatchAccepted = Type.Object({
   recipients: Type.Integer(),
   counts: Type.Record(Type.String(), Type.Integer()),
 });
+
+/** A dead letter sent again: its delivery is queued with a fresh set of attempts. */
+export const Redriven = Type.Object({
+  id: Type.String(),
+  notification_id: Type.String(),
+  channel: Type.String(),
+  status: Type.Literal('queued'),
+});

@@ -13,6 +13,8 @@ import {
 import type { PreferencesService } from './service.ts';
 
 const tags = ['notifications'];
+/** A change that can be refused: invalid preferences, a push endpoint refused or one too many (422, 409). */
+const CHANGES = { ...USER_DATA, openapi: { problems: [409, 422] } } as const;
 
 /** A user's preferences, push subscriptions and what is left of each limit. */
 export const preferencesRoutes: FastifyPluginAsyncTypebox<{
@@ -27,24 +29,25 @@ export const preferencesRoutes: FastifyPluginAsyncTypebox<{
   );
   app.put(
     '/api/users/:userId/notification-preferences',
-    { config: USER_DATA, schema: { ...prefs, summary: 'Replace the preferences', body: PreferencesPut } },
+    { config: CHANGES, schema: { ...prefs, summary: 'Replace the preferences', body: PreferencesPut } },
     (r) => preferences.replace(r.params.userId, r.body),
   );
   app.patch(
     '/api/users/:userId/notification-preferences',
-    { config: USER_DATA, schema: { ...prefs, summary: 'Change some preferences', body: PreferencesPatch } },
+    { config: CHANGES, schema: { ...prefs, summary: 'Change some preferences', body: PreferencesPatch } },
     (r) => preferences.update(r.params.userId, r.body),
   );
 
   app.post(
     '/api/users/:userId/push-subscriptions',
     {
-      config: USER_DATA,
+      config: CHANGES,
       schema: {
         tags,
         summary: 'Add a Web Push subscription',
         params: UserParams,
         body: PushSubscriptionBody,
+        response: { 201: PushSubscriptionBody },
       },
     },
     async (request, reply) => {
@@ -61,11 +64,12 @@ export const preferencesRoutes: FastifyPluginAsyncTypebox<{
         summary: 'Remove a Web Push subscription by endpoint',
         params: UserParams,
         querystring: PushSubscriptionDelete,
+        response: { 204: { type: 'null', description: 'Removed' } },
       },
     },
     async (request, reply) => {
       await preferences.deleteSubscription(request.params.userId, request.query.endpoint);
-      return reply.code(204).send();
+      return reply.code(204).send(null);
     },
   );
 

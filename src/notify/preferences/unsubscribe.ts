@@ -68,6 +68,9 @@ export const unsubscribeRoutes: FastifyPluginAsyncTypebox<{
         tags: ['notifications'],
         summary: 'Unsubscribe page (List-Unsubscribe link): a button, nothing changed by the GET',
         params: Params,
+        response: {
+          200: { description: 'An HTML page', content: { 'text/html': { schema: { type: 'string' } } } },
+        },
       },
     },
     async (request, reply) => {
@@ -84,7 +87,7 @@ export const unsubscribeRoutes: FastifyPluginAsyncTypebox<{
   scope.post(
     `${UNSUBSCRIBE_PATH}/:token`,
     {
-      config: anyone,
+      config: { ...anyone, openapi: { problems: [404] } },
       schema: {
         tags: ['notifications'],
         summary:
@@ -93,6 +96,9 @@ export const unsubscribeRoutes: FastifyPluginAsyncTypebox<{
           "Mail providers POST `List-Unsubscribe=One-Click`; the page's button posts here too. Idempotent. " +
           '404 `unsubscribe_link_invalid` for a link we did not sign.',
         params: Params,
+        response: {
+          200: { description: 'An HTML page', content: { 'text/html': { schema: { type: 'string' } } } },
+        },
       },
     },
     async (request, reply) => {

@@ -54,7 +54,7 @@ export const providerRoutes: FastifyPluginAsyncTypebox<ProviderRouteDeps> = asyn
   app.get(
     '/api/notifications/push/vapid-public-key',
     {
-      config: { access: { public: true } },
+      config: { access: { public: true }, openapi: { problems: [404] } },
       schema: {
         tags,
         summary:
@@ -93,7 +93,7 @@ export const providerRoutes: FastifyPluginAsyncTypebox<ProviderRouteDeps> = asyn
   app.get(
     '/api/notifications/inbox/:id',
     {
-      ...adminOnly,
+      config: { ...adminOnly.config, openapi: { problems: [404] } },
       schema: {
         tags,
         summary: 'Dev inbox: one message',
@@ -126,7 +126,10 @@ const receiptRoute: FastifyPluginAsyncTypebox<{
     {
       // The provider's signature over the exact body is the credential, checked in the handler
       // (it needs the raw bytes, which an onRequest hook never sees).
-      config: { access: { public: true } },
+      config: {
+        access: { public: true },
+        openapi: { problems: [401, 404, 415], headers: { 404: ['Retry-After'] } },
+      },
       schema: {
         tags,
         summary: 'Delivery receipt from a provider (signed webhook)',

@@ -30,8 +30,12 @@ const tags = ['notifications'];
 type Parts = Static<typeof TemplateUpdate>;
 
 /** Templates decide what every user receives: only admins write them; services may read them. */
-const write = { config: { access: { admin: true } } } as const;
+const write = { config: { access: { admin: true }, openapi: { problems: [404, 422] } } } as const;
 const read = { config: { access: { service: 'notify:templates', admin: true } } } as const;
+const readOne = { config: { ...read.config, openapi: { problems: [404] } } } as const;
+const create = {
+  config: { access: { admin: true }, openapi: { problems: [409, 422], headers: { 201: ['Location'] } } },
+} as const;
 
 /** CRUD of /api/templates: a template must parse (422 with liquid's message) before it is stored. */
 export const templateRoutes: FastifyPluginAsyncTypebox<TemplateRouteDeps> = async (app, deps) => {
@@ -56,14 +60,17 @@ export const templateRoutes: FastifyPluginAsyncTypebox<TemplateRouteDeps> = asyn
 
   app.get(
     '/api/templates/:id',
-    { ...read, schema: { tags, summary: 'A template', params: TemplateParams, response: { 200: Template } } },
+    {
+      ...readOne,
+      schema: { tags, summary: 'A template', params: TemplateParams, response: { 200: Template } },
+    },
     async (request) => toJson(await load(request.params.id)),
   );
 
   app.post(
     '/api/templates',
     {
-      ...write,
+      ...create,
       schema: {
         tags,
         summary: 'Create a template',
@@ -107,11 +114,19 @@ export const templateRoutes: FastifyPluginAsyncTypebox<TemplateRouteDeps> = asyn
 
   app.delete(
     '/api/templates/:id',
-    { ...write, schema: { tags, summary: 'Delete a template', params: TemplateParams } },
+    {
+      ...write,
+      schema: {
+        tags,
+        summary: 'Delete a template',
+        params: TemplateParams,
+        response: { 204: { type: 'null', description: 'Deleted' } },
+      },
+    },
     async (request, reply) => {
       if (!(await repository.remove(request.params.id))) throw notFound(request.params.id);
       deps.renderer.invalidate(request.params.id);
-      return reply.code(204).send();
+      return reply.code(204).send(null);
     },
   );
 

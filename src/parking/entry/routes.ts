@@ -9,7 +9,7 @@ export const entryRoutes: FastifyPluginAsyncTypebox<{ entry: EntryService }> = a
   app.post(
     '/api/v1/parking/entry',
     {
-      config: access.panel,
+      config: { ...access.panel, openapi: { problems: [409, 422] } },
       schema: {
         tags,
         summary: 'A vehicle enters: assign the first fitting free spot and issue a ticket',

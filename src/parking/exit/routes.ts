@@ -19,7 +19,10 @@ export const exitRoutes: FastifyPluginAsyncTypebox<{ checkout: Checkout; live: L
 ) => {
   // Keys are scoped by the proven panel or attendant, not by the ticket in the body: a key sent
   // again for another ticket is 422 rather than a second charge; two operators never collide.
-  const paying = { idempotency: { scope: 'parking.pay' } };
+  const paying = {
+    idempotency: { scope: 'parking.pay' },
+    openapi: { problems: [402, 404, 409, 422] },
+  } as const;
 
   app.post(
     '/api/v1/parking/exit',
@@ -66,7 +69,7 @@ export const exitRoutes: FastifyPluginAsyncTypebox<{ checkout: Checkout; live: L
   app.get(
     '/api/v1/parking/tickets/:ticketId',
     {
-      config: access.public,
+      config: { ...access.public, openapi: { problems: [404] } },
       schema: {
         tags,
         summary: 'A ticket with its current payment',
@@ -81,7 +84,7 @@ export const exitRoutes: FastifyPluginAsyncTypebox<{ checkout: Checkout; live: L
   app.get(
     '/api/v1/parking/tickets/:ticketId/events',
     {
-      config: access.public,
+      config: { ...access.public, openapi: { problems: [404] } },
       schema: {
         tags,
         summary:
@@ -97,7 +100,7 @@ export const exitRoutes: FastifyPluginAsyncTypebox<{ checkout: Checkout; live: L
   app.post(
     '/api/v1/parking/tickets/:ticketId/refund',
     {
-      config: access.admin,
+      config: { ...access.admin, openapi: { problems: [404, 409] } },
       schema: {
         tags,
         summary: 'Refund the completed payment of a ticket',

@@ -84,6 +84,7 @@ export const pastePageRoutes: FastifyPluginAsyncTypebox<PastePagesOptions> = asy
         schema: {
           tags: ['paste'],
           summary: 'Create a paste from the form or the command line (`curl -F file=@file host/`)',
+          operationId: 'postPasteAtRoot',
           description:
             'The create form (a browser: answered with a page), or what curl sends: a multipart upload ' +
             '(`-F file=@file`, options as other fields), or the text itself (`--data-binary @file`: an ' +

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Adapters } from '../adapters.ts';
 import type { HealthCheck } from '../module.ts';
 
@@ -60,7 +60,13 @@ export function registerHealth(
     '/health/live',
     {
       config: { access: { public: true } },
-      schema: { tags: ['platform'], summary: 'The process is running' },
+      schema: {
+        tags: ['platform'],
+        summary: 'The process is running',
+        response: {
+          200: { type: 'object', properties: { status: { type: 'string' } }, required: ['status'] },
+        },
+      },
     },
     async () => ({
       status: 'ok',
@@ -71,7 +77,23 @@ export function registerHealth(
     {
       // Load balancers probe it without credentials; it names adapters and breaker states, no data.
       config: { access: { public: true } },
-      schema: { tags: ['platform'], summary: 'Every dependency in use answers' },
+      schema: {
+        tags: ['platform'],
+        summary: 'Every dependency in use answers',
+        response: {
+          200: {
+            type: 'object',
+            required: ['status', 'checks'],
+            properties: {
+              status: { type: 'string' },
+              checks: {
+                type: 'object',
+                additionalProperties: { type: 'object', additionalProperties: true },
+              },
+            },
+          },
+        },
+      },
     },
     async (_request, reply) => {
       const [database, cache, limiter, pubsub, queue, extra] = await Promise.all([
@@ -93,7 +115,8 @@ export function registerHealth(
         ...extra,
       };
       const down = isClosing() || Object.values(checks).some((check) => check.status === 'down');
-      if (down) reply.code(503).header('retry-after', '5');
+      // The same body as a 503 (not a problem: what a probe reads); the document describes the 200.
+      if (down) (reply as FastifyReply).code(503).header('retry-after', '5');
       return { status: isClosing() ? 'shutting_down' : down ? 'unavailable' : 'ok', checks };
     },
   );

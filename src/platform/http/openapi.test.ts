@@ -99,6 +99,35 @@ describe('/openapi.json', () => {
     assert.deepEqual(spec.paths['/api/v1/paste/{short_url}'].get.security, [{}, { pasteKey: [] }]);
   });
 
+  test('documents what route config implies: Idempotency-Key, replays, ETag and 304, rate limits', () => {
+    type Parameter = { in: string; name: string; required?: boolean };
+    type Documented = { headers?: Record<string, unknown> };
+    const idempotent = [
+      ['/api/v1/parking/exit', 'post', false],
+      ['/api/notifications', 'post', false],
+      ['/api/v1/bookings', 'post', true],
+      ['/api/v1/payments/{paymentId}/pay', 'post', false],
+    ] as const;
+    for (const [path, method, required] of idempotent) {
+      const operation = spec.paths[path][method];
+      const key = (operation.parameters as Parameter[]).find(
+        (p) => p.in === 'header' && p.name === 'idempotency-key',
+      );
+      assert.ok(key, `${path} declares Idempotency-Key`);
+      assert.equal(key.required ?? false, required, `${path}: Idempotency-Key required`);
+      for (const status of ['409', '422']) assert.ok(operation.responses[status], `${path} lists ${status}`);
+      const success = Object.keys(operation.responses).find((status) => status.startsWith('2')) ?? '';
+      assert.ok((operation.responses[success] as Documented).headers?.['Idempotent-Replayed'], path);
+    }
+    const seats = spec.paths['/api/v1/shows/{id}/seats'].get;
+    assert.ok((seats.responses['200'] as Documented).headers?.ETag);
+    assert.ok(seats.responses['304']);
+    const hold = spec.paths['/api/v1/shows/{id}/hold'].post;
+    assert.ok((hold.responses['201'] as Documented).headers?.Location);
+    assert.ok((hold.responses['201'] as Documented).headers?.RateLimit);
+    assert.ok((hold.responses['429'] as Documented).headers?.['Retry-After']);
+  });
+
   test('documents the problems an operation answers because of its parameters and security', () => {
     const wrong: string[] = [];
     for (const { key, operation } of operations()) {

@@ -1,6 +1,6 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import type { FastifyInstance, RouteOptions } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 import type { SecurityScheme } from '../auth/access.ts';
 import { ProblemSchema } from './problem.ts';
 
@@ -9,6 +9,65 @@ export interface ApiTag {
   name: string;
   description: string;
 }
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** What /openapi.json says of the route beyond its schema and the rest of its config. */
+    openapi?: RouteDocs;
+  }
+}
+
+/**
+ * Answers a route gives that its schema cannot say, for the document only (never validation or
+ * serialization). What other config implies is added without it: `idempotency` documents the
+ * Idempotency-Key header, the Idempotent-Replayed header of a replay and the 409 and 422 of a key
+ * in use or reused; `cache: 'revalidate'` documents the ETag, If-None-Match and the 304.
+ */
+export interface RouteDocs {
+  /** The 4xx the route answers (problem+json) beyond the 400, 401 and 403 its declaration implies. */
+  problems?: readonly number[];
+  /** Response headers by status (names of RESPONSE_HEADERS). */
+  headers?: Readonly<Record<number, readonly ResponseHeader[]>>;
+  /** Rate-limited: RateLimit and RateLimit-Policy on its answers, 429 with Retry-After past the limit. */
+  rateLimited?: boolean;
+  /** Answers with an ETag and turns into a 304 for If-None-Match by itself (not `config.cache`). */
+  conditional?: boolean;
+}
+
+/** Headers a client acts on, as the document describes them wherever a route sends them. */
+const RESPONSE_HEADERS = {
+  Location: { type: 'string', description: 'The URL of the resource this answer created or names' },
+  ETag: {
+    type: 'string',
+    description: 'The validator of this representation; send it back in If-None-Match',
+  },
+  'X-Delete-Token': { type: 'string', description: 'The token that deletes this paste (shown once)' },
+  RateLimit: {
+    type: 'string',
+    description:
+      'What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds>',
+  },
+  'RateLimit-Policy': { type: 'string', description: 'The quota: "<policy>";q=<requests>;w=<seconds>' },
+  'Retry-After': { type: 'integer', minimum: 0, description: 'Seconds to wait before asking again' },
+  'Idempotent-Replayed': {
+    type: 'string',
+    enum: ['true'],
+    description: 'Present on the replay of the first answer to this Idempotency-Key',
+  },
+} as const;
+export type ResponseHeader = keyof typeof RESPONSE_HEADERS;
+
+const PROBLEM_DESCRIPTIONS: Record<number, string> = {
+  400: 'The request does not match its schema (validation_failed, malformed_json)',
+  402: 'The payment was declined (payment_declined)',
+  404: "Not found, or not the caller's (as if it did not exist)",
+  409: 'A conflict with the current state',
+  410: 'Gone: expired, deleted or cancelled',
+  413: 'The body is too large',
+  415: 'The media type is not accepted',
+  422: 'Well-formed but refused',
+  429: 'Too many requests; Retry-After says when to ask again',
+};
 
 export interface OpenApiOptions {
   baseUrl: string;
@@ -42,6 +101,7 @@ export async function registerOpenApi(app: FastifyInstance, options: OpenApiOpti
       tags: [...options.tags],
       components: { securitySchemes: options.securitySchemes, schemas: { Problem: ProblemSchema } },
     },
+    transform: ({ schema, url, route }) => ({ schema: documentRoute(schema, route.config), url }),
     transformObject: (document) =>
       'openapiObject' in document ? describeOperations(document.openapiObject) : document.swaggerObject,
   });
@@ -110,6 +170,85 @@ function nameOperations() {
   };
 }
 
+type ResponseSchema = { description?: string; headers?: Record<string, unknown>; [key: string]: unknown };
+
+/**
+ * The schema swagger documents a route by (a copy: the route's own schema keeps validating and
+ * serializing as it did), with what its config implies (RouteDocs).
+ */
+function documentRoute(schema: FastifySchema, config: FastifyContextConfig | undefined): FastifySchema {
+  const docs = config?.openapi ?? {};
+  const idempotency = config?.idempotency;
+  const conditional = docs.conditional || config?.cache === 'revalidate';
+  // Another user's token on a route for one user's own data is 404 (auth/access.ts).
+  const ownData = typeof config?.access?.user === 'object';
+  if (!idempotency && !conditional && !ownData && !docs.problems && !docs.headers && !docs.rateLimited) {
+    return schema;
+  }
+  const response = { ...(schema.response as Record<string, ResponseSchema> | undefined) };
+  const problems = new Set(docs.problems);
+  if (ownData) problems.add(404);
+  if (idempotency) problems.add(409).add(422);
+  if (docs.rateLimited) {
+    problems.add(429);
+    // The limit is spent before the request is validated, so its 400 carries the headers too.
+    if (schema.body || schema.params || schema.querystring || schema.headers) problems.add(400);
+  }
+  for (const status of problems) {
+    response[status] ??= {
+      type: 'object',
+      description: PROBLEM_DESCRIPTIONS[status] ?? 'A problem (RFC 9457)',
+    };
+  }
+  if (conditional) {
+    response[304] ??= { type: 'null', description: 'Not Modified: the copy If-None-Match names is current' };
+  }
+  const statuses = Object.keys(response);
+  const add = (status: string, names: readonly ResponseHeader[]) => {
+    if (!response[status]) return;
+    const headers = Object.fromEntries(names.map((name) => [name, RESPONSE_HEADERS[name]]));
+    response[status] = { ...response[status], headers: { ...response[status].headers, ...headers } };
+  };
+  for (const status of statuses) {
+    if (idempotency && /^2/.test(status)) add(status, ['Idempotent-Replayed']);
+    if (docs.rateLimited) add(status, ['RateLimit', 'RateLimit-Policy']);
+    if (status === '429' || (idempotency && status === '409')) add(status, ['Retry-After']);
+    if (conditional && (status === '200' || status === '304')) add(status, ['ETag']);
+  }
+  for (const [status, names] of Object.entries(docs.headers ?? {})) add(status, names);
+  return { ...schema, response, headers: requestHeaders(schema.headers, idempotency, conditional) };
+}
+
+const IDEMPOTENCY_KEY = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 255,
+  description:
+    'Makes a retry safe: the same key and body replay the first answer for 24 h (Idempotent-Replayed: true); ' +
+    'the same key with another body → 422 idempotency_key_reused; while the first still runs → 409',
+};
+const IF_NONE_MATCH = {
+  type: 'string',
+  description: 'The ETag of the copy the client holds: 304 without a body while it is current',
+};
+
+function requestHeaders(
+  headers: unknown,
+  idempotency: FastifyContextConfig['idempotency'],
+  conditional: boolean | undefined,
+): unknown {
+  if (!idempotency && !conditional) return headers;
+  const declared = (headers ?? {}) as { properties?: Record<string, unknown>; required?: string[] };
+  const properties = { ...declared.properties };
+  const required = [...(declared.required ?? [])];
+  if (idempotency) {
+    properties['idempotency-key'] ??= IDEMPOTENCY_KEY;
+    if (idempotency.required && !required.includes('idempotency-key')) required.push('idempotency-key');
+  }
+  if (conditional) properties['if-none-match'] ??= IF_NONE_MATCH;
+  return { type: 'object', properties, ...(required.length ? { required } : {}) };
+}
+
 const PROBLEM_CONTENT = {
   'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } },
 };
@@ -120,12 +259,22 @@ interface Operation {
   parameters?: unknown[];
   requestBody?: unknown;
   security?: Record<string, string[]>[];
-  responses?: Record<string, { description?: string; content?: unknown }>;
+  responses?: Record<string, { description?: string; content?: unknown; headers?: Record<string, unknown> }>;
 }
 
 interface Document {
   paths?: object;
   tags?: { name: string }[];
+}
+
+/** Response headers as an OpenAPI document writes them (swagger does the same for a route's own). */
+function openApiHeaders(names: readonly ResponseHeader[]) {
+  return Object.fromEntries(
+    names.map((name) => {
+      const { description, ...schema } = RESPONSE_HEADERS[name];
+      return [name, { description, schema }];
+    }),
+  );
 }
 
 /**
@@ -164,6 +313,20 @@ function describeOperations<D extends Document>(document: D): D {
       operation.responses ??= {};
       const responses = operation.responses;
       for (const [status, description] of declaredProblems(operation)) responses[status] ??= { description };
+      // Wrong credentials count against the caller's address (auth/index.ts): past the limit, 429.
+      if (responses['401']) {
+        responses['401'].headers = {
+          ...openApiHeaders(['RateLimit', 'RateLimit-Policy']),
+          ...responses['401'].headers,
+        };
+        responses['429'] ??= { description: PROBLEM_DESCRIPTIONS[429] };
+      }
+      if (responses['429']) {
+        responses['429'].headers = {
+          ...openApiHeaders(['RateLimit', 'RateLimit-Policy', 'Retry-After']),
+          ...responses['429'].headers,
+        };
+      }
       for (const [status, response] of Object.entries(responses)) {
         if (/^[45]/.test(status)) responses[status] = { ...response, content: PROBLEM_CONTENT };
       }
