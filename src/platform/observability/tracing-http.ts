@@ -1,0 +1,103 @@
+import {
+  type Context,
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  type Tracer,
+  trace,
+} from '@opentelemetry/api';
+import {
+  ATTR_HTTP_REQUEST_METHOD,
+  ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_HTTP_ROUTE,
+  ATTR_URL_PATH,
+} from '@opentelemetry/semantic-conventions';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+
+const kSpan = Symbol('tracing.span');
+
+interface RequestSpan {
+  span: Span;
+  context: Context;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    [kSpan]: RequestSpan | null;
+  }
+}
+
+/**
+ * One server span per request, from Fastify's own hooks rather than an instrumentation of
+ * node:http: the span is named by the route pattern (`POST /api/v1/holds`) the router found,
+ * and `app.inject` requests (the tests) are traced like real ones. An incoming W3C `traceparent`
+ * is its parent, so our spans join the caller's trace.
+ *
+ * The span is made the active context for the rest of the request by running the next hook
+ * inside `context.with` — at `onRequest` (auth and rate limits) and again at `preHandler`, since
+ * reading the body passes through the socket's events, which carry the connection's context, not
+ * the request's. These are the first hooks registered, so they run before every other one.
+ */
+export function registerHttpSpans(app: FastifyInstance, tracer: Tracer): void {
+  app.decorateRequest(kSpan, null);
+
+  app.addHook('onRequest', (request, _reply, done) => {
+    const route = request.routeOptions.url;
+    const parent = propagation.extract(ROOT_CONTEXT, request.headers);
+    const span = tracer.startSpan(
+      route ? `${request.method} ${route}` : request.method,
+      {
+        kind: SpanKind.SERVER,
+        attributes: {
+          [ATTR_HTTP_REQUEST_METHOD]: request.method,
+          ...(route && { [ATTR_HTTP_ROUTE]: route }),
+          [ATTR_URL_PATH]: pathOf(request),
+        },
+      },
+      parent,
+    );
+    const active = trace.setSpan(parent, span);
+    request[kSpan] = { span, context: active };
+    context.with(active, done);
+  });
+
+  app.addHook('preHandler', (request, _reply, done) => {
+    const current = request[kSpan];
+    if (current) context.with(current.context, done);
+    else done();
+  });
+
+  app.addHook('onError', (request, _reply, error, done) => {
+    request[kSpan]?.span.recordException(error);
+    done();
+  });
+
+  const end = (request: FastifyRequest, status: number | undefined) => {
+    const current = request[kSpan];
+    if (!current) return;
+    request[kSpan] = null;
+    if (status !== undefined) current.span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, status);
+    // A 4xx is the client's doing: only a 5xx (or no answer) marks the server's span an error.
+    if (status === undefined || status >= 500) current.span.setStatus({ code: SpanStatusCode.ERROR });
+    current.span.end();
+  };
+  app.addHook('onResponse', (request, reply, done) => {
+    end(request, reply.statusCode);
+    done();
+  });
+  app.addHook('onRequestAbort', (request, done) => {
+    end(request, undefined);
+    done();
+  });
+}
+
+/** The path without its query; a route whose URL carries a secret shows its pattern instead (redact-url.ts). */
+function pathOf(request: FastifyRequest): string {
+  if (request.routeOptions.config?.redactUrl === true && request.routeOptions.url)
+    return request.routeOptions.url;
+  const query = request.url.indexOf('?');
+  return query === -1 ? request.url : request.url.slice(0, query);
+}
