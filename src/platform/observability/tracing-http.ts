@@ -1,5 +1,4 @@
 import {
-  type Context,
   context,
   propagation,
   ROOT_CONTEXT,
@@ -19,14 +18,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 const kSpan = Symbol('tracing.span');
 
-interface RequestSpan {
-  span: Span;
-  context: Context;
-}
-
 declare module 'fastify' {
   interface FastifyRequest {
-    [kSpan]: RequestSpan | null;
+    [kSpan]: Span | null;
   }
 }
 
@@ -37,9 +31,10 @@ declare module 'fastify' {
  * is its parent, so our spans join the caller's trace.
  *
  * The span is made the active context for the rest of the request by running the next hook
- * inside `context.with` — at `onRequest` (auth and rate limits) and again at `preHandler`, since
- * reading the body passes through the socket's events, which carry the connection's context, not
- * the request's. These are the first hooks registered, so they run before every other one.
+ * inside `context.with`: Fastify goes on to the later hooks, the body parser and the handler from
+ * that callback, so all of them (auth, rate limits, the handler's queries) run inside the span —
+ * also when the body arrives later on a real socket (tracing.test.ts checks both). This is the
+ * first hook registered, so it runs before every other one.
  */
 export function registerHttpSpans(app: FastifyInstance, tracer: Tracer): void {
   app.decorateRequest(kSpan, null);
@@ -60,29 +55,23 @@ export function registerHttpSpans(app: FastifyInstance, tracer: Tracer): void {
       parent,
     );
     const active = trace.setSpan(parent, span);
-    request[kSpan] = { span, context: active };
+    request[kSpan] = span;
     context.with(active, done);
   });
 
-  app.addHook('preHandler', (request, _reply, done) => {
-    const current = request[kSpan];
-    if (current) context.with(current.context, done);
-    else done();
-  });
-
   app.addHook('onError', (request, _reply, error, done) => {
-    request[kSpan]?.span.recordException(error);
+    request[kSpan]?.recordException(error);
     done();
   });
 
   const end = (request: FastifyRequest, status: number | undefined) => {
-    const current = request[kSpan];
-    if (!current) return;
+    const span = request[kSpan];
+    if (!span) return;
     request[kSpan] = null;
-    if (status !== undefined) current.span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, status);
+    if (status !== undefined) span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, status);
     // A 4xx is the client's doing: only a 5xx (or no answer) marks the server's span an error.
-    if (status === undefined || status >= 500) current.span.setStatus({ code: SpanStatusCode.ERROR });
-    current.span.end();
+    if (status === undefined || status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end();
   };
   app.addHook('onResponse', (request, reply, done) => {
     end(request, reply.statusCode);

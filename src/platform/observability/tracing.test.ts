@@ -194,7 +194,7 @@ describe('a booking traced end to end', () => {
   });
 });
 
-test('log lines written inside a request carry its trace_id and span_id', async () => {
+test('log lines written inside a request carry its trace_id and span_id, also after the body is read from a socket', async () => {
   const lines: Record<string, unknown>[] = [];
   const stream = new Writable({
     write(chunk, _encoding, done) {
@@ -210,6 +210,10 @@ test('log lines written inside a request carry its trace_id and span_id', async 
     request.log.info('inside');
     return {};
   });
+  app.post('/test/log', async (request) => {
+    request.log.info('after the body');
+    return request.body;
+  });
   try {
     await app.ready();
     app.log.info('outside');
@@ -221,6 +225,22 @@ test('log lines written inside a request carry its trace_id and span_id', async 
     assert.equal(inside?.trace_id, span.spanContext().traceId);
     assert.equal(inside?.span_id, span.spanContext().spanId);
     assert.equal(lines.find((line) => line.msg === 'outside')?.trace_id, undefined);
+
+    // Over a real socket, the body read from its events (which run in the connection's context):
+    // the handler is still inside the request's span.
+    const address = await app.listen({ port: 0, host: '127.0.0.1' });
+    const posted = await fetch(`${address}/test/log`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ n: 1 }),
+    });
+    assert.equal(posted.status, 200);
+    await adapters.tracing?.forceFlush();
+    const post = exporter.getFinishedSpans().find((s) => s.name === 'POST /test/log');
+    assert.ok(post);
+    const afterBody = lines.find((line) => line.msg === 'after the body');
+    assert.equal(afterBody?.trace_id, post.spanContext().traceId);
+    assert.equal(afterBody?.span_id, post.spanContext().spanId);
   } finally {
     await app.close();
     await adapters.close();
