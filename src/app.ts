@@ -86,7 +86,7 @@ export interface BuildOptions {
  */
 export async function buildApp(config: Config, adapters: Adapters, options: BuildOptions = {}): Promise<App> {
   const app: App = Fastify({
-    logger: options.logger ?? { level: config.logLevel },
+    logger: withTraceIds(options.logger ?? { level: config.logLevel }, adapters),
     // Access logs cost a log line per request; the request id is on every line that is written.
     logController: new LogController({
       disableRequestLogging: !config.logRequests,
@@ -119,6 +119,8 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
   }).withTypeProvider<TypeBoxTypeProvider>();
   // Node's own property (not a constructor option): a request with more headers is refused (431).
   app.server.maxHeadersCount = config.maxHeadersCount;
+  // First of all hooks (TRACING=otlp): every later hook and the handler run inside the request's span.
+  adapters.tracing?.registerHttp(app);
 
   const db = adapters.database.db;
   await migrateModule(adapters.database, 'platform', platformMigrations);
@@ -268,6 +270,16 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
     for (const instance of [...instances.values()].reverse()) await instance.close?.();
   });
   return app;
+}
+
+/** With tracing on, every log line written inside a span carries its `trace_id` and `span_id`. */
+function withTraceIds(
+  logger: FastifyServerOptions['logger'],
+  adapters: Adapters,
+): FastifyServerOptions['logger'] {
+  const tracing = adapters.tracing;
+  if (!tracing || typeof logger !== 'object') return logger;
+  return { ...logger, mixin: () => tracing.logFields() };
 }
 
 /**

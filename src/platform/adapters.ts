@@ -1,13 +1,16 @@
+import type { SpanExporter } from '@opentelemetry/sdk-trace';
 import { Redis } from 'ioredis';
 import { type Cache, createMemoryCache, createRedisCache } from './cache/index.ts';
 import { type Clock, systemClock } from './clock.ts';
 import type { Config } from './config.ts';
 import { createDatabase, type Database } from './db/index.ts';
+import { startTracing, type Tracing } from './observability/tracing.ts';
 import { createMemoryPubSub, createRedisPubSub, type PubSub } from './pubsub/index.ts';
 import type { Queue } from './queue/index.ts';
 import { createJetStreamQueue } from './queue/jetstream.ts';
 import { createPostgresQueue } from './queue/postgres.ts';
 import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from './ratelimit/index.ts';
+import { APP_VERSION } from './version.ts';
 
 export interface Adapters {
   clock: Clock;
@@ -16,12 +19,16 @@ export interface Adapters {
   limiter: RateLimiter;
   pubsub: PubSub;
   queue: Queue;
+  /** Present when tracing is on (`TRACING=otlp`): buildApp adds its HTTP spans and log fields. */
+  tracing?: Tracing;
 }
 
 export interface AdapterOptions {
   /** PostgreSQL schema (tests use one per file). */
   schema?: string;
   queue?: { ackWaitMs?: number; leaseMs?: number; partitions?: number };
+  /** Where spans go instead of the OTLP exporter, when tracing is on (tests: an in-memory exporter). */
+  spanExporter?: SpanExporter;
 }
 
 /**
@@ -35,6 +42,13 @@ export async function createAdapters(
   options: AdapterOptions = {},
 ): Promise<Adapters & { close(): Promise<void> }> {
   const closers: (() => Promise<unknown>)[] = [];
+  // First, so the database gets its statement log; last to close, so it exports the closing spans.
+  // Off (the default), nothing of OpenTelemetry is even loaded (observability/tracing.ts).
+  const tracing = await startTracing(config.tracing, {
+    exporter: options.spanExporter,
+    version: APP_VERSION,
+    role: config.role,
+  });
   try {
     const database = await createDatabase({
       databaseUrl: config.databaseUrl,
@@ -42,6 +56,7 @@ export async function createAdapters(
       schema: options.schema ?? config.databaseSchema,
       poolSize: config.databasePoolSize,
       poolWaitMs: config.databasePoolWaitMs,
+      log: tracing?.queryLog,
     });
     closers.push(() => database.close());
 
@@ -64,10 +79,11 @@ export async function createAdapters(
       pubsub = createMemoryPubSub();
     }
 
-    const queue = config.natsUrl
+    const plainQueue = config.natsUrl
       ? await createJetStreamQueue(config.natsUrl, clock, { namespace: config.namespace, ...options.queue })
       : createPostgresQueue(database.db, clock);
-    closers.unshift(() => queue.close());
+    closers.unshift(() => plainQueue.close());
+    const queue = tracing ? tracing.queue(plainQueue) : plainQueue;
 
     return {
       clock,
@@ -76,12 +92,15 @@ export async function createAdapters(
       limiter,
       pubsub,
       queue,
+      tracing,
       async close() {
         for (const close of closers) await close().catch(() => {});
+        await tracing?.shutdown();
       },
     };
   } catch (error) {
     for (const close of closers) await close().catch(() => {});
+    await tracing?.shutdown();
     throw error;
   }
 }

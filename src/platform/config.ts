@@ -13,6 +13,7 @@ import {
 import { refuseUnsafeProduction } from './auth/production.ts';
 import { ConfigError } from './config-error.ts';
 import { bool, int, list, minLength, oneOf, optionalUrl, origins, pattern, url } from './env.ts';
+import { readTracingSettings, type TracingSettings } from './observability/tracing.ts';
 
 export const SERVICE_NAMES = ['paste', 'notify', 'booking', 'parking'] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
@@ -95,6 +96,8 @@ export interface Config {
   metricsPort?: number;
   /** Listen address of the metrics port (`METRICS_HOST`, default `HOST`). */
   metricsHost: string;
+  /** OpenTelemetry tracing (`TRACING=otlp` and the OTLP endpoint variables); off by default. */
+  tracing: TracingSettings;
   /**
    * The environment the config was read from. A module reads its own settings here (and validates
    * them itself, throwing ConfigError), so tests pass them like any other override.
@@ -114,12 +117,13 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: Env = pr
   const port = int('PORT', get('port', 'PORT') ?? '3000', 0, 65535);
   const host = get('host', 'HOST') ?? '0.0.0.0';
   const secret = minLength('APP_SECRET', env.APP_SECRET || 'dev-secret-change-me-in-production', 16);
+  const role = oneOf('ROLE', get('role', 'ROLE') ?? 'all', ROLES);
   const config: Config = {
     port,
     host,
     baseUrl: url('BASE_URL', get('base-url', 'BASE_URL') ?? `http://localhost:${port}`).replace(/\/$/, ''),
     services: list('SERVICES', get('services', 'SERVICES') ?? SERVICE_NAMES.join(','), SERVICE_NAMES),
-    role: oneOf('ROLE', get('role', 'ROLE') ?? 'all', ROLES),
+    role,
     instances: int('INSTANCES', get('instances', 'INSTANCES') ?? '1', 1, 256),
     logLevel: oneOf('LOG_LEVEL', env.LOG_LEVEL ?? 'info', [
       'fatal',
@@ -157,6 +161,7 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: Env = pr
       ? minLength('PAYMENT_WEBHOOK_SECRET', env.PAYMENT_WEBHOOK_SECRET, 16)
       : createHmac('sha256', secret).update('payments.webhook').digest('base64url'),
     ...httpLimits(env, host),
+    tracing: readTracingSettings(env, role),
     env,
   };
   refuseUnsafeProduction(config);

@@ -64,4 +64,10 @@ export const platformMigrations: Migrations = {
         )`.execute(db);
     },
   },
+  // The publisher's trace context (TRACING=otlp), so a delivery's span joins the request's trace.
+  '002_queue_trace_context': {
+    async up(db: Kysely<unknown>) {
+      await sql`alter table queue_messages add column trace_context jsonb`.execute(db);
+    },
+  },
 };

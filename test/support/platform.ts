@@ -128,11 +128,13 @@ export async function createTestApp(
     env?: Record<string, string>;
     clock?: TestClock;
     workers?: boolean;
+    /** With `env: {TRACING: 'otlp'}`: where the spans go (an InMemorySpanExporter). */
+    spanExporter?: AdapterOptions['spanExporter'];
   } = {},
 ): Promise<TestApp> {
   const clock = options.clock ?? createTestClock();
   const config = testConfig(options.env, options.services);
-  const adapters = await createTestAdapters(config, clock);
+  const adapters = await createTestAdapters(config, clock, { spanExporter: options.spanExporter });
   // A failed build must not leave connections open (the test process would never exit).
   const app = await buildApp(config, adapters, {
     logger: false,

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
-import { Kysely, PGliteDialect, PostgresDialect, sql } from 'kysely';
+import { Kysely, type Logger, PGliteDialect, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { preparingPool } from './prepared.ts';
 
@@ -33,6 +33,8 @@ export interface DatabaseOptions {
   poolWaitMs?: number;
   /** A pooled PostgreSQL connection is closed once this old and idle (default 300; see below). */
   connectionLifetimeSeconds?: number;
+  /** Kysely's `log`: told of every statement (tracing's spans); unset, Kysely does no timing. */
+  log?: Logger;
 }
 
 const INT8 = 20;
@@ -40,7 +42,7 @@ const INT8 = 20;
 export async function createDatabase(options: DatabaseOptions): Promise<Database> {
   return options.databaseUrl
     ? connectPostgres(options.databaseUrl, options)
-    : openPglite(options.dataDir ?? './data');
+    : openPglite(options.dataDir ?? './data', options.log);
 }
 
 async function connectPostgres(url: string, options: DatabaseOptions): Promise<Database> {
@@ -69,7 +71,10 @@ async function connectPostgres(url: string, options: DatabaseOptions): Promise<D
   // src/faults/postgres.fault-test.ts). The query in flight still fails, as a 503.
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
-  const db: Db = new Kysely({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
+  const db: Db = new Kysely({
+    dialect: new PostgresDialect({ pool: preparingPool(pool) }),
+    log: options.log,
+  });
   if (options.schema) {
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
@@ -93,7 +98,7 @@ async function connectPostgres(url: string, options: DatabaseOptions): Promise<D
   };
 }
 
-async function openPglite(dataDir: string): Promise<Database> {
+async function openPglite(dataDir: string, log?: Logger): Promise<Database> {
   const inMemory = dataDir === 'memory://';
   if (!inMemory) mkdirSync(dataDir, { recursive: true });
   const pglite = await PGlite.create({
@@ -101,7 +106,7 @@ async function openPglite(dataDir: string): Promise<Database> {
     extensions: { pg_trgm },
     parsers: { [INT8]: (value: string) => BigInt(value) },
   });
-  const db: Db = new Kysely({ dialect: new PGliteDialect({ pglite }) });
+  const db: Db = new Kysely({ dialect: new PGliteDialect({ pglite }), log });
   return {
     db,
     kind: 'pglite',

@@ -117,6 +117,31 @@ for (const [name, make] of subjects) {
       await pair.close();
     });
 
+    test('a trace context given at publish comes back on the delivery, confirmed or not; none when not given', async () => {
+      const { one } = await open();
+      const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+      const seen = new Map<string, Record<string, string> | undefined>();
+      const consumer = one.consume('traced', { group: 'g', retryDelaysMs: [] }, async (d) => {
+        seen.set(d.id, d.traceContext);
+      });
+      await one.publish('traced', { id: 't-1', key: 'k', payload: {}, traceContext: { traceparent } });
+      await one.publishUnconfirmed('traced', {
+        id: 't-2',
+        key: 'k',
+        payload: {},
+        traceContext: { traceparent, tracestate: 'vendor=1' },
+      });
+      await one.publish('traced', { id: 't-3', key: 'k', payload: {} });
+      await until(() => seen.size === 3, 20_000, 'the messages');
+      assert.deepEqual(Object.fromEntries(seen), {
+        't-1': { traceparent },
+        't-2': { traceparent, tracestate: 'vendor=1' },
+        't-3': undefined,
+      });
+      await consumer.stop();
+      await pair.close();
+    });
+
     test('a duplicate id inside the window is dropped at publish', async () => {
       const { one, two } = await open();
       const first = await one.publish('dedup', { id: 'same', key: 'u1', payload: { v: 1 } });

@@ -11,6 +11,12 @@ export interface QueueMessage<T = unknown> {
   /** Ordering key (e.g. a user id). */
   key: string;
   payload: T;
+  /**
+   * W3C trace context (`traceparent`, `tracestate`) of the span that published it, set by the
+   * tracing wrapper (observability/tracing-adapters.ts) when tracing is on, absent otherwise. It
+   * travels in the NATS headers or the row's `trace_context` and comes back on the delivery.
+   */
+  traceContext?: Record<string, string>;
 }
 
 export interface Delivery<T = unknown> extends QueueMessage<T> {

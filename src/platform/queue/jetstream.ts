@@ -97,7 +97,13 @@ export async function createJetStreamQueue(
     await ensureTopic(topic);
     const out = outgoing(topic, message);
     try {
-      const ack = await js.publish(out.subject, out.data, { msgID: message.id });
+      const ack = await js.publish(
+        out.subject,
+        out.data,
+        message.traceContext
+          ? { msgID: message.id, headers: contextHeaders(message.traceContext) }
+          : { msgID: message.id },
+      );
       return { duplicate: ack.duplicate };
     } catch (error) {
       // nats.js names a missing stream "jetstream is not enabled" (no responders): say what failed.
@@ -108,7 +114,9 @@ export async function createJetStreamQueue(
   async function publishUnconfirmed<T>(topic: string, message: QueueMessage<T>) {
     await ensureTopic(topic);
     const out = outgoing(topic, message);
-    nc.publish(out.subject, out.data, { headers: dedupHeaders(message.id) });
+    const h = dedupHeaders(message.id);
+    if (message.traceContext) contextHeaders(message.traceContext, h);
+    nc.publish(out.subject, out.data, { headers: h });
   }
 
   function consume<T>(topic: string, opts: ConsumeOptions, handler: Handler<T>): Consumer {
@@ -195,6 +203,12 @@ export async function createJetStreamQueue(
       if (!nc.isClosed() && !nc.isDraining()) await nc.drain();
     },
   };
+}
+
+/** The trace context (`traceparent`, `tracestate`) as NATS headers, added to `h` when given. */
+function contextHeaders(traceContext: Record<string, string>, h = headers()) {
+  for (const [name, value] of Object.entries(traceContext)) h.set(name, value);
+  return h;
 }
 
 /** The header JetStream drops a repeat by, inside the stream's duplicate window. */

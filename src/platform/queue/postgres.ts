@@ -91,8 +91,9 @@ export function createPostgresQueue(db: Db, clock: Clock, options: PostgresQueue
           where queue_dedup.expires_at <= ${now}
         returning 1
       )
-      insert into queue_messages (topic, key, dedup_id, payload, visible_at, created_at)
-      select ${topic}, ${message.key}, ${message.id}, ${JSON.stringify(message.payload)}::jsonb, ${now}, ${now}
+      insert into queue_messages (topic, key, dedup_id, payload, trace_context, visible_at, created_at)
+      select ${topic}, ${message.key}, ${message.id}, ${JSON.stringify(message.payload)}::jsonb,
+        ${message.traceContext ? JSON.stringify(message.traceContext) : null}::jsonb, ${now}, ${now}
       from fresh
       returning id`.execute(db);
     if (rows.length > 0) wake.emit(topic);

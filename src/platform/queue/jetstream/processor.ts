@@ -53,6 +53,14 @@ export type MessageProcessor<T> = (
 
 export const messageId = (msg: InFlightMessage) => msg.headers?.get('Nats-Msg-Id') ?? String(msg.seq);
 
+/** The W3C trace context the publisher put in the headers (tracing on), else undefined. */
+export function traceContextOf(msg: InFlightMessage): Record<string, string> | undefined {
+  const traceparent = msg.headers?.get('traceparent');
+  if (!traceparent) return undefined;
+  const tracestate = msg.headers?.get('tracestate');
+  return tracestate ? { traceparent, tracestate } : { traceparent };
+}
+
 /**
  * Runs a message's handler until it is settled: acked, dead-lettered, or handed back (`nak`)
  * when its partition is released. A retry waits here, unacknowledged and kept alive with
@@ -123,6 +131,9 @@ async function attempt<T>(
       // Read when asked: decoding the headers per message showed in worker profiles.
       get id() {
         return messageId(msg);
+      },
+      get traceContext() {
+        return traceContextOf(msg);
       },
       key: envelope.key,
       topic,

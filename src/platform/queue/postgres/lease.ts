@@ -9,6 +9,8 @@ export interface ClaimedRow {
   dedup_id: string;
   payload: unknown;
   attempt: number;
+  /** The publisher's trace context, when tracing was on. */
+  trace_context?: Record<string, string> | null;
 }
 
 export interface MessageLeases {
@@ -45,7 +47,7 @@ export function createMessageLeases(db: Db, at: (offsetMs?: number) => Date, lea
       )
       update queue_messages q set lease_until = ${at(leaseMs)}, attempt = q.attempt + 1
       from candidates c where q.id = c.id
-      returning q.id, q.topic, q.key, q.dedup_id, q.payload, q.attempt`.execute(db);
+      returning q.id, q.topic, q.key, q.dedup_id, q.payload, q.attempt, q.trace_context`.execute(db);
       return rows;
     },
     keep(row) {

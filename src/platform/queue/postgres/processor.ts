@@ -55,6 +55,7 @@ export function createRowProcessor<T>(options: RowProcessorOptions<T>): (row: Cl
         topic,
         payload: row.payload as T,
         attempt: row.attempt,
+        traceContext: row.trace_context ?? undefined,
         signal: options.signal,
       });
       await acked(row);
