@@ -87,6 +87,28 @@ export async function axeViolations(page: Page): Promise<AxeViolation[]> {
   });
 }
 
+/**
+ * Presses Tab (Shift+Tab with `backwards`) until the focused element matches `selector`, as a
+ * keyboard user would, and checks that it shows a focus ring (an outline of 2px or more).
+ */
+export async function tabTo(page: Page, selector: string, { backwards = false, max = 150 } = {}) {
+  for (let presses = 0; presses < max; presses++) {
+    await page.keyboard.press(backwards ? 'Shift+Tab' : 'Tab');
+    const focused = await page.evaluate((wanted) => {
+      const element = document.activeElement;
+      if (!element?.matches(wanted)) return undefined;
+      const style = getComputedStyle(element);
+      return { outline: style.outlineStyle, width: Number.parseFloat(style.outlineWidth) };
+    }, selector);
+    if (!focused) continue;
+    if (focused.outline === 'none' || focused.width < 2) {
+      throw new Error(`${selector} has focus but no visible focus ring (${JSON.stringify(focused)})`);
+    }
+    return;
+  }
+  throw new Error(`${selector} not reached after ${max} presses of Tab`);
+}
+
 async function freePort(): Promise<number> {
   const server = createServer().listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
