@@ -37,6 +37,7 @@ interface Fixtures {
   showId: string;
   hotShowId: string;
   reclinerShowId: string;
+  imaxShowId: string;
   bookingId: string;
   paste: string;
   lockedPaste: string;
@@ -55,6 +56,7 @@ async function makeFixtures(): Promise<Fixtures> {
   let showId: string | undefined;
   let hotShowId: string | undefined;
   let reclinerShowId: string | undefined;
+  let imaxShowId: string | undefined;
   let movieId = '';
   for (const movie of listing.items) {
     const shows = await api<{
@@ -63,6 +65,7 @@ async function makeFixtures(): Promise<Fixtures> {
     for (const theater of shows.theaters) {
       hotShowId ??= theater.shows.find((show) => show.is_hot)?.show_id;
       reclinerShowId ??= theater.shows.find((show) => /recliner/i.test(show.screen_type))?.show_id;
+      imaxShowId ??= theater.shows.find((show) => show.screen_type === 'IMAX' && !show.is_hot)?.show_id;
       if (!showId) {
         showId = theater.shows.find((show) => !show.is_hot)?.show_id;
         movieId = movie.movie_id;
@@ -70,7 +73,7 @@ async function makeFixtures(): Promise<Fixtures> {
     }
   }
   assert.ok(
-    showId && hotShowId && reclinerShowId,
+    showId && hotShowId && reclinerShowId && imaxShowId,
     'the demo catalogue has a show, a hot show, a recliner screen',
   );
   const held = await api<{ hold_id: string }>(
@@ -147,6 +150,7 @@ async function makeFixtures(): Promise<Fixtures> {
     showId,
     hotShowId,
     reclinerShowId,
+    imaxShowId,
     bookingId: booked.booking_id,
     paste: paste.short_url,
     lockedPaste: locked.short_url,
@@ -329,5 +333,52 @@ test('on a recliner screen a free seat has the legend\'s "Available" fill; the t
   assert.equal(await free.evaluate((element) => getComputedStyle(element).backgroundColor), swatches[1]);
   assert.equal(await free.getAttribute('aria-pressed'), 'true');
   await screenshot(page, 'pages-seatmap-recliner');
+  await page.close();
+});
+
+test('a real-size screen (384 seats, aisles, wheelchair spaces) on a phone: the map scrolls, the page does not', {
+  skip,
+}, async () => {
+  made ??= makeFixtures();
+  fixtures = await made;
+  const page = await suite.browser.newPage({ viewport: { width: 390, height: 844 }, hasTouch: true });
+  await page.goto(`${suite.server.url}/shows/${fixtures.imaxShowId}`);
+  await page.locator('#seatmap button.seat').first().waitFor();
+  assert.equal(await page.locator('#seatmap button.seat').count(), 384);
+  assert.equal(await page.locator('#seatmap button.seat.wheelchair').count(), 4);
+  assert.equal(await page.locator('#seatmap button.seat.companion').count(), 2);
+  assert.ok(await page.locator('.legend [data-type="WHEELCHAIR"]').isVisible());
+  // Aisles: row A's seat 7 sits one column further right than its number.
+  const column = (seat: string) =>
+    page
+      .locator(`#seatmap [data-seat="${seat}"]`)
+      .evaluate((element) => (element as HTMLElement).style.gridColumnStart);
+  assert.equal(Number(await column('A7')) - Number(await column('A6')), 2);
+  const sizes = await page.evaluate(() => {
+    const map = document.getElementById('seatmap') as HTMLElement;
+    return {
+      page: document.documentElement.scrollWidth,
+      viewport: innerWidth,
+      map: map.scrollWidth,
+      mapBox: map.clientWidth,
+    };
+  });
+  assert.ok(sizes.page <= sizes.viewport, `the page does not scroll sideways: ${JSON.stringify(sizes)}`);
+  assert.ok(sizes.map > sizes.mapBox, `the seat map scrolls inside itself: ${JSON.stringify(sizes)}`);
+  await screenshot(page, 'pages-seatmap-384-phone');
+  // The keyboard reaches the far end of a row, and the map scrolls to show it.
+  await page.locator('#seatmap button.seat[tabindex="0"]').focus();
+  await page.keyboard.press('End');
+  const far = page.locator('#seatmap button.seat:focus');
+  assert.equal(await far.getAttribute('data-seat'), 'A24');
+  const inside = await far.evaluate((element) => {
+    const seat = element.getBoundingClientRect();
+    const map = (document.getElementById('seatmap') as HTMLElement).getBoundingClientRect();
+    return seat.left >= map.left && seat.right <= map.right;
+  });
+  assert.ok(inside, 'the focused seat is scrolled into view');
+  await far.press('Enter');
+  assert.equal(await page.textContent('#selected-seats'), 'A24');
+  await screenshot(page, 'pages-seatmap-384-phone-end-of-row');
   await page.close();
 });
