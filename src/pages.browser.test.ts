@@ -313,22 +313,23 @@ test('on a recliner screen a free seat has the legend\'s "Available" fill; the t
   await page.goto(`${suite.server.url}/shows/${fixtures.reclinerShowId}`);
   const free = page.locator('#seatmap button.seat.recliner:not([disabled])').first();
   await free.waitFor();
-  const fill = (selector: string) =>
+  // The legend's swatches, found by their words as a user reads them.
+  const fill = (words: string) =>
     page
-      .locator(selector)
+      .locator('.legend li', { hasText: words })
+      .locator('.seat')
       .first()
       .evaluate((element) => getComputedStyle(element).backgroundColor);
-  const available = await fill('.legend [data-state="available"] .seat');
-  const swatches = [
-    available,
-    await fill('.legend [data-state="selected"] .seat'),
-    await fill('.legend [data-state="taken"] .seat'),
-  ];
+  const available = await fill('Available');
+  const swatches = [available, await fill('Your pick'), await fill('Taken')];
   // Availability is told by the fill: three different colours, none of them the plain card.
   assert.equal(new Set(swatches).size, 3, `the availability swatches differ: ${swatches}`);
   assert.ok(!swatches.includes('rgb(255, 255, 255)'), `no availability is plain white: ${swatches}`);
   assert.equal(await free.evaluate((element) => getComputedStyle(element).backgroundColor), available);
-  assert.ok(await page.locator('.legend [data-type="RECLINER"]').isVisible(), 'the legend names the type');
+  assert.ok(
+    await page.locator('.legend li', { hasText: 'Recliner' }).isVisible(),
+    'the legend names the type',
+  );
   await free.click();
   assert.equal(await free.evaluate((element) => getComputedStyle(element).backgroundColor), swatches[1]);
   assert.equal(await free.getAttribute('aria-pressed'), 'true');
