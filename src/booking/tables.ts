@@ -35,8 +35,10 @@ type Nullable<C> =
 /** A column with a default (`Generated` for the column types above). */
 type Defaulted<C> = C extends ColumnType<infer S, infer I, infer U> ? ColumnType<S, I | undefined, U> : never;
 
-export type SeatType = 'REGULAR' | 'PREMIUM' | 'RECLINER';
-export const SEAT_TYPES: SeatType[] = ['REGULAR', 'PREMIUM', 'RECLINER'];
+/** A row's priced type; a wheelchair space or companion seat costs what its row's type costs. */
+export type RowSeatType = 'REGULAR' | 'PREMIUM' | 'RECLINER';
+export type SeatType = RowSeatType | 'WHEELCHAIR' | 'COMPANION';
+export const SEAT_TYPES: SeatType[] = ['REGULAR', 'PREMIUM', 'RECLINER', 'WHEELCHAIR', 'COMPANION'];
 export type ShowStatus = 'SCHEDULED' | 'CANCELLED';
 export type ShowSeatStatus = 'AVAILABLE' | 'HELD' | 'BOOKED' | 'CLOSED';
 export type HoldStatus = 'HELD' | 'BOOKED' | 'RELEASED' | 'EXPIRED';
@@ -92,6 +94,8 @@ export interface SeatsTable {
   screen_id: string;
   row_number: string;
   seat_number: number;
+  /** Its column in the row counting aisle gaps; null when that is its number (no aisle before it). */
+  column_number: ColumnType<number | null, number | null | undefined, number | null>;
   seat_type: SeatType;
   base_price_minor: Int8;
 }

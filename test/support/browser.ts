@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -43,6 +44,69 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   const path = join(SCREENSHOTS, `${name}.png`);
   await page.screenshot({ path, fullPage: true });
   return path;
+}
+
+/** One axe-core rule broken on a page, with the elements (CSS selectors) that break it. */
+export interface AxeViolation {
+  id: string;
+  impact: string;
+  help: string;
+  targets: string[];
+}
+
+let axeSource: string | undefined;
+
+/**
+ * Runs axe-core (WCAG 2.0–2.2 A and AA rules and best practices) on the page as it is now and
+ * returns the serious and critical violations. axe's source is injected by evaluation, so the
+ * pages' Content-Security-Policy (no inline script) does not stop it.
+ */
+export async function axeViolations(page: Page): Promise<AxeViolation[]> {
+  axeSource ??= readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+  const loaded = await page.evaluate(() => 'axe' in globalThis);
+  if (!loaded) await page.evaluate(axeSource);
+  return page.evaluate(async () => {
+    // biome-ignore lint/suspicious/noExplicitAny: axe is injected as a global script.
+    const axe = (globalThis as any).axe;
+    const result = await axe.run(document, { resultTypes: ['violations'] });
+    return (
+      result.violations as {
+        id: string;
+        impact: string;
+        help: string;
+        nodes: { target: string[] }[];
+      }[]
+    )
+      .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+      .map((violation) => ({
+        id: violation.id,
+        impact: violation.impact,
+        help: violation.help,
+        targets: violation.nodes.map((node) => node.target.join(' ')),
+      }));
+  });
+}
+
+/**
+ * Presses Tab (Shift+Tab with `backwards`) until the focused element matches `selector`, as a
+ * keyboard user would, and checks that it shows a focus ring (an outline of 2px or more).
+ */
+export async function tabTo(page: Page, selector: string, { backwards = false, max = 150 } = {}) {
+  for (let presses = 0; presses < max; presses++) {
+    await page.keyboard.press(backwards ? 'Shift+Tab' : 'Tab');
+    const focused = await page.evaluate((wanted) => {
+      const element = document.activeElement;
+      if (!element?.matches(wanted)) return undefined;
+      const style = getComputedStyle(element);
+      return { outline: style.outlineStyle, width: Number.parseFloat(style.outlineWidth) };
+    }, selector);
+    if (!focused) continue;
+    if (focused.outline === 'none' || focused.width < 2) {
+      throw new Error(`${selector} has focus but no visible focus ring (${JSON.stringify(focused)})`);
+    }
+    return;
+  }
+  throw new Error(`${selector} not reached after ${max} presses of Tab`);
 }
 
 async function freePort(): Promise<number> {

@@ -196,6 +196,64 @@ describe('admin endpoints', () => {
       [99_999_999.99, 99_999_999.99],
     );
   });
+  test('a row may have aisles, wheelchair spaces and companion seats: the seat map places and names them', async () => {
+    const screen = await post(
+      test_.app,
+      `/api/v1/admin/theaters/${seeded.theaterId}/screens`,
+      {
+        screen_number: 8,
+        screen_type: 'Accessible',
+        rows: [
+          { row: 'A', seats: 6, seat_type: 'REGULAR', aisles_after: [2, 4], wheelchair: [1], companion: [2] },
+          { row: 'B', seats: 2, seat_type: 'PREMIUM' },
+        ],
+        prices: { REGULAR: 10, PREMIUM: 15 },
+      },
+      test_.asAdmin,
+    );
+    const show = await post(
+      test_.app,
+      '/api/v1/admin/shows',
+      { movie_id: seeded.movieId, screen_id: screen.screen_id, show_time: '2030-02-01T10:00:00Z' },
+      test_.asAdmin,
+    );
+    const seats = (await test_.app.inject(`/api/v1/shows/${show.show_id}/seats`)).json().seats;
+    assert.deepEqual(
+      seats.map((seat: { seat_id: string; column?: number; seat_type: string; price: number }) => [
+        seat.seat_id,
+        seat.column ?? null,
+        seat.seat_type,
+        seat.price,
+      ]),
+      [
+        ['A1', null, 'WHEELCHAIR', 10],
+        ['A2', null, 'COMPANION', 10],
+        ['A3', 4, 'REGULAR', 10],
+        ['A4', 5, 'REGULAR', 10],
+        ['A5', 7, 'REGULAR', 10],
+        ['A6', 8, 'REGULAR', 10],
+        ['B1', null, 'PREMIUM', 15],
+        ['B2', null, 'PREMIUM', 15],
+      ],
+    );
+    for (const [rows, detail] of [
+      [[{ row: 'A', seats: 2, seat_type: 'REGULAR', wheelchair: [3] }], /rows\.A\.wheelchair has no seat 3/],
+      [
+        [{ row: 'A', seats: 2, seat_type: 'REGULAR', wheelchair: [1], companion: [1] }],
+        /seat 1 is also a wheelchair space/,
+      ],
+      [[{ row: 'A', seats: 2, seat_type: 'WHEELCHAIR' }], /seat_type/],
+    ] as const) {
+      const refused = await test_.app.inject({
+        method: 'POST',
+        url: `/api/v1/admin/theaters/${seeded.theaterId}/screens`,
+        headers: test_.asAdmin,
+        payload: { screen_number: 9, screen_type: 'Bad', rows, prices: { REGULAR: 10 } },
+      });
+      assertProblem(refused, 400, 'validation_failed');
+      assert.match(refused.json().detail, detail);
+    }
+  });
 });
 
 describe('reading the catalogue', () => {
@@ -314,6 +372,22 @@ test('the demo catalogue loads once into an empty database, and a second start d
     const showId = listing.movies[0].theaters[0].shows[0].show_id;
     const seats = (await demo.app.inject(`/api/v1/shows/${showId}/seats`)).json();
     assert.equal(seats.available, seats.total);
+    // Screens the size of real ones, with aisles, wheelchair spaces and companion seats.
+    const screens = (
+      await sql<{ seats: number; aisles: number; wheelchair: number; companion: number }>`select
+        count(*)::int as seats, count(column_number)::int as aisles,
+        count(*) filter (where seat_type = 'WHEELCHAIR')::int as wheelchair,
+        count(*) filter (where seat_type = 'COMPANION')::int as companion
+        from booking_seats group by screen_id`.execute(demo.adapters.database.db)
+    ).rows;
+    for (const screen of screens) {
+      assert.ok(screen.seats >= 96 && screen.seats <= 400, `${screen.seats} seats`);
+      assert.ok(screen.aisles > 0 && screen.wheelchair >= 2 && screen.companion >= 2, JSON.stringify(screen));
+    }
+    assert.ok(
+      screens.some((screen) => screen.seats >= 300),
+      'a large screen',
+    );
   } finally {
     await demo.close();
   }

@@ -1,5 +1,6 @@
 import type { Clock } from '../../platform/clock.ts';
 import { uuidv7 } from '../../platform/ids.ts';
+import type { RowSeatType } from '../tables.ts';
 import { addDays, localDate, zonedInstant } from '../time.ts';
 import type { CatalogueRepository, MovieRow, NewShow } from './repository.ts';
 import type { ScreenCreate } from './schemas.ts';
@@ -160,33 +161,51 @@ const MOVIES: Omit<MovieRow, 'id'>[] = [
   ),
 ];
 
+/**
+ * Screens the size of real ones (a multiplex's 150 to 400 seats), blocks split by aisles, a
+ * cross-aisle row with wheelchair spaces, each with its companion seat beside it.
+ */
 const SCREENS: ScreenCreate[] = [
+  // 320 seats: 4 | 12 | 4 across, A–L regular, M–P premium at the back.
   layout(
     1,
     'Standard',
     [
-      ['A', 'H', 14, 'REGULAR'],
-      ['I', 'J', 12, 'PREMIUM'],
+      ['A', 'L', 20, 'REGULAR'],
+      ['M', 'P', 20, 'PREMIUM'],
     ],
     { REGULAR: 180, PREMIUM: 280 },
+    { aisles: [4, 16], access: { row: 'A', wheelchair: [1, 20], companion: [2, 19] } },
   ),
+  // 384 seats: 6 | 12 | 6 across, A–M regular, N–P premium.
   layout(
     2,
     'IMAX',
     [
-      ['A', 'J', 16, 'REGULAR'],
-      ['K', 'L', 16, 'PREMIUM'],
+      ['A', 'M', 24, 'REGULAR'],
+      ['N', 'P', 24, 'PREMIUM'],
     ],
     { REGULAR: 350, PREMIUM: 500 },
+    { aisles: [6, 18], access: { row: 'H', wheelchair: [1, 2, 23, 24], companion: [3, 22] } },
   ),
-  layout(3, 'Gold Recliner', [['A', 'D', 8, 'RECLINER']], { RECLINER: 750 }),
+  // 96 recliners in pairs: 2 | 8 | 2 across, rows A–H.
+  layout(
+    3,
+    'Gold Recliner',
+    [['A', 'H', 12, 'RECLINER']],
+    { RECLINER: 750 },
+    {
+      aisles: [2, 10],
+      access: { row: 'H', wheelchair: [1, 12], companion: [2, 11] },
+    },
+  ),
 ];
 const SHOW_TIMES = ['11:00', '15:00', '19:30'];
 const DAYS = 7;
 
 /**
  * Loads the demo catalogue into an empty database: 5 cities, 10 theaters, 20 screens, 12 movies
- * and a week of shows from today (the clock's), about 400 shows and 52,000 seat rows, in bulk
+ * and a week of shows from today (the clock's), about 400 shows and 118,000 seat rows, in bulk
  * inserts. Idempotent and safe when several processes start at once (advisory lock + emptiness
  * check in one transaction). One evening show is marked hot, to show the waiting room.
  */
@@ -279,13 +298,22 @@ function movie(
 function layout(
   number: number,
   type: string,
-  blocks: [string, string, number, 'REGULAR' | 'PREMIUM' | 'RECLINER'][],
+  blocks: [string, string, number, RowSeatType][],
   prices: ScreenCreate['prices'],
+  plan: { aisles: number[]; access: { row: string; wheelchair: number[]; companion: number[] } },
 ): ScreenCreate {
   const rows = blocks.flatMap(([from, to, seats, seatType]) => {
-    const list = [];
+    const list: ScreenCreate['rows'] = [];
     for (let code = from.charCodeAt(0); code <= to.charCodeAt(0); code++) {
-      list.push({ row: String.fromCharCode(code), seats, seat_type: seatType });
+      const row = String.fromCharCode(code);
+      const access = row === plan.access.row ? plan.access : undefined;
+      list.push({
+        row,
+        seats,
+        seat_type: seatType,
+        aisles_after: plan.aisles,
+        ...(access ? { wheelchair: access.wheelchair, companion: access.companion } : {}),
+      });
     }
     return list;
   });

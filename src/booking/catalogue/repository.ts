@@ -272,7 +272,7 @@ export function createCatalogueRepository(database: Db) {
     async screenSeats(screenId: string): Promise<SeatRow[]> {
       return db
         .selectFrom('booking_seats')
-        .select(['id', 'row_number', 'seat_number', 'seat_type', 'base_price_minor'])
+        .select(['id', 'row_number', 'seat_number', 'column_number', 'seat_type', 'base_price_minor'])
         .where('screen_id', '=', screenId)
         .orderBy((eb) => eb.fn('length', ['row_number']))
         .orderBy('row_number')

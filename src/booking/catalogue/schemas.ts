@@ -3,7 +3,12 @@ import { type Static, Type } from 'typebox';
 export const Uuid = Type.String({ format: 'uuid', description: 'UUID' });
 export const IsoDate = Type.String({ format: 'date', description: 'A calendar date, YYYY-MM-DD' });
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC timestamp' });
-export const SeatTypeSchema = Type.Enum(['REGULAR', 'PREMIUM', 'RECLINER']);
+export const SeatTypeSchema = Type.Enum(['REGULAR', 'PREMIUM', 'RECLINER', 'WHEELCHAIR', 'COMPANION'], {
+  description: 'WHEELCHAIR is a space for a wheelchair, COMPANION the seat beside it for a companion',
+});
+const RowSeatTypeSchema = Type.Enum(['REGULAR', 'PREMIUM', 'RECLINER']);
+const SeatNumbers = (description: string) =>
+  Type.Optional(Type.Array(Type.Integer({ minimum: 1, maximum: 200 }), { maxItems: 200, description }));
 /** A price in major units with at most two decimals (e.g. 250.5). */
 export const Price = Type.Number({ minimum: 0, maximum: 99_999_999.99 });
 
@@ -62,7 +67,10 @@ export const RowLayout = Type.Object(
   {
     row: Type.String({ pattern: '^[A-Z]{1,2}$', description: 'Row letter(s), e.g. C' }),
     seats: Type.Integer({ minimum: 1, maximum: 200, description: 'Seats numbered 1..n' }),
-    seat_type: SeatTypeSchema,
+    seat_type: RowSeatTypeSchema,
+    aisles_after: SeatNumbers('An aisle (a gap in the seat map) after each of these seat numbers'),
+    wheelchair: SeatNumbers("These seats are wheelchair spaces (WHEELCHAIR, at the row type's price)"),
+    companion: SeatNumbers("These seats are companion seats (COMPANION, at the row type's price)"),
   },
   { additionalProperties: false },
 );

@@ -58,6 +58,7 @@ export function createCatalogueService(deps: { repo: CatalogueRepository; cache:
       label: `${seat.row_number}${seat.seat_number}`,
       row: seat.row_number,
       number: seat.seat_number,
+      ...(seat.column_number === null ? {} : { column: seat.column_number }),
       type: seat.seat_type,
       base_price_minor: Number(seat.base_price_minor),
     }));

@@ -33,6 +33,8 @@ export interface LayoutSeat {
   label: string;
   row: string;
   number: number;
+  /** Its column counting aisle gaps, when an aisle comes before it. */
+  column?: number;
   type: SeatType;
   base_price_minor: number;
 }
@@ -54,13 +56,35 @@ export function seatsFor(screen: ScreenCreate) {
     if (Math.abs(price * 100 - toMinor(price)) > 1e-6) {
       throw invalid(`body.prices.${row.seat_type}`, 'must have at most two decimals');
     }
-    return Array.from({ length: row.seats }, (_, index) => ({
-      id: uuidv7(),
-      row_number: row.row,
-      seat_number: index + 1,
-      seat_type: row.seat_type,
-      base_price_minor: toMinor(price),
-    }));
+    const field = `body.rows.${row.row}`;
+    const numbers = (list: number[] | undefined, name: string) => {
+      for (const n of list ?? []) if (n > row.seats) throw invalid(`${field}.${name}`, `has no seat ${n}`);
+      return new Set(list);
+    };
+    const wheelchair = numbers(row.wheelchair, 'wheelchair');
+    const companion = numbers(row.companion, 'companion');
+    const aisles = numbers(row.aisles_after, 'aisles_after');
+    for (const n of wheelchair) {
+      if (companion.has(n)) throw invalid(`${field}.companion`, `seat ${n} is also a wheelchair space`);
+    }
+    let gaps = 0;
+    return Array.from({ length: row.seats }, (_, index) => {
+      const number = index + 1;
+      if (aisles.has(index)) gaps++;
+      const type: SeatType = wheelchair.has(number)
+        ? 'WHEELCHAIR'
+        : companion.has(number)
+          ? 'COMPANION'
+          : row.seat_type;
+      return {
+        id: uuidv7(),
+        row_number: row.row,
+        seat_number: number,
+        column_number: gaps ? number + gaps : null,
+        seat_type: type,
+        base_price_minor: toMinor(price),
+      };
+    });
   });
 }
 

@@ -239,4 +239,16 @@ export const bookingMigrations: Migrations = {
       await sql`create index booking_reminders_sent on booking_reminders (sent_at)`.execute(db);
     },
   },
+  '006_accessible_seats': {
+    async up(db: Kysely<unknown>) {
+      // Wheelchair spaces and their companion seats, and aisles: a seat's column in its row
+      // counting the gaps (null when that is its number), so the seat map can draw them.
+      await sql`alter table booking_seats drop constraint booking_seats_seat_type_check`.execute(db);
+      await sql`alter table booking_seats add constraint booking_seats_seat_type_check
+        check (seat_type in ('REGULAR', 'PREMIUM', 'RECLINER', 'WHEELCHAIR', 'COMPANION'))`.execute(db);
+      await sql`alter table booking_seats add column column_number int check (column_number > seat_number)`.execute(
+        db,
+      );
+    },
+  },
 };

@@ -19,6 +19,11 @@ export const SeatMap = Type.Object({
       price: Type.Number(),
       row: Type.String(),
       number: Type.Integer(),
+      column: Type.Optional(
+        Type.Integer({
+          description: 'Its column in the row counting aisle gaps; absent when that is its number',
+        }),
+      ),
       seat_type: SeatTypeSchema,
     }),
   ),

@@ -163,6 +163,7 @@ export function createSeatsService(deps: {
         price: fromMinor(seatPrice(seat.base_price_minor, show.multiplier_hundredths)),
         row: seat.row,
         number: seat.number,
+        ...(seat.column === undefined ? {} : { column: seat.column }),
         seat_type: seat.type,
       }));
       return {

@@ -55,65 +55,132 @@ async function load() {
   render();
 }
 
+const TYPE_NAMES = {
+  REGULAR: 'regular',
+  PREMIUM: 'premium',
+  RECLINER: 'recliner',
+  WHEELCHAIR: 'wheelchair space',
+  COMPANION: 'companion seat',
+};
+// The seat that takes Tab into the map (one tab stop; arrow keys move within it).
+let focusLabel;
+
+/**
+ * Availability is the seat's fill (available, your pick, taken) and its type is the shape and
+ * border (seatmap in booking.css), as the legend shows. Each seat is a button named
+ * "Row C, seat 7, premium, available, 280.00" with aria-pressed when it can be picked.
+ */
 function render() {
+  const hadFocus = map.contains(document.activeElement);
   const rows = new Map();
   for (const seat of seats) {
     if (!rows.has(seat.row)) rows.set(seat.row, []);
     rows.get(seat.row).push(seat);
   }
-  const widest = Math.max(...[...rows.values()].map((row) => row.length));
+  // A seat's column is its number plus the aisles before it; rows are centred on the widest.
+  const span = (list) => Math.max(...list.map((seat) => seat.column ?? seat.number));
+  const widest = Math.max(...[...rows.values()].map(span));
+  const pickable = (seat) => seat.status === 'AVAILABLE' && !hold;
+  if (!seats.some((seat) => seat.seat_id === focusLabel && pickable(seat))) {
+    focusLabel = seats.find(pickable)?.seat_id;
+  }
   const lines = [...rows.entries()].map(([row, list]) => {
     const line = document.createElement('div');
     line.className = 'seat-row';
-    line.style.gridTemplateColumns = `2rem repeat(${widest}, minmax(1.6rem, 2.2rem))`;
+    line.setAttribute('role', 'group');
+    line.setAttribute('aria-label', `Row ${row}`);
+    line.style.gridTemplateColumns = `var(--row-label) repeat(${widest}, var(--seat-size)) var(--row-label)`;
+    const offset = Math.floor((widest - span(list)) / 2);
     const label = document.createElement('span');
     label.className = 'row-label';
+    label.setAttribute('aria-hidden', 'true');
     label.textContent = row;
     line.append(label);
-    const offset = Math.floor((widest - list.length) / 2);
-    list.forEach((seat, index) => {
+    for (const seat of list) {
       const button = document.createElement('button');
+      const state =
+        seat.status !== 'AVAILABLE' ? 'taken' : picked.has(seat.seat_id) ? 'selected' : 'available';
+      const type = TYPE_NAMES[seat.seat_type] ?? seat.seat_type.toLowerCase();
       button.type = 'button';
-      button.className = `seat ${seat.seat_type.toLowerCase()}`;
+      button.className = `seat ${seat.seat_type.toLowerCase()} ${state}`;
       button.dataset.seat = seat.seat_id;
+      button.dataset.row = row;
       button.textContent = String(seat.number);
-      button.title = `${seat.seat_id} · ${seat.seat_type.toLowerCase()} · ${money(seat.price)}`;
+      button.title = `${seat.seat_id} · ${type} · ${money(seat.price)}`;
+      const said = { available: 'available', selected: hold ? 'held for you' : 'your pick', taken: 'taken' }[
+        state
+      ];
       button.setAttribute(
         'aria-label',
-        `Seat ${seat.seat_id}, ${seat.status === 'AVAILABLE' ? 'available' : 'taken'}, ${money(seat.price)}`,
+        `Row ${row}, seat ${seat.number}, ${type}, ${said}, ${money(seat.price)}`,
       );
-      if (index === 0 && offset > 0) button.style.gridColumnStart = String(offset + 2);
-      if (seat.status !== 'AVAILABLE') {
-        button.classList.add('taken');
-        button.disabled = true;
-      } else if (picked.has(seat.seat_id)) {
-        button.classList.add('selected');
-        button.setAttribute('aria-pressed', 'true');
-      } else {
-        button.setAttribute('aria-pressed', 'false');
-      }
+      button.style.gridColumnStart = String((seat.column ?? seat.number) + offset + 1);
+      if (state === 'taken') button.disabled = true;
+      else button.setAttribute('aria-pressed', String(state === 'selected'));
       if (hold) button.disabled = true;
+      button.tabIndex = seat.seat_id === focusLabel ? 0 : -1;
       line.append(button);
-    });
+    }
+    const end = label.cloneNode(true);
+    end.style.gridColumnStart = String(widest + 2);
+    line.append(end);
     return line;
   });
   map.replaceChildren(...lines);
   map.setAttribute('aria-busy', 'false');
+  const types = new Set(seats.map((seat) => seat.seat_type));
+  document.querySelectorAll('.legend [data-type]').forEach((item) => {
+    item.hidden = !types.has(item.dataset.type);
+  });
+  // A refresh replaces the buttons: keep the keyboard where it was.
+  if (hadFocus) map.querySelector(`button.seat[tabindex="0"]`)?.focus();
   const chosen = seats.filter((seat) => picked.has(seat.seat_id));
   selectedText.textContent = chosen.length ? chosen.map((seat) => seat.seat_id).join(', ') : 'none';
   selectedTotal.textContent = money(chosen.reduce((sum, seat) => sum + seat.price, 0));
   holdButton.disabled = chosen.length === 0 || !!hold || app.dataset.status === 'CANCELLED';
 }
 
-map.addEventListener('click', (event) => {
-  const button = event.target.closest('button.seat');
+function toggle(button) {
   if (!button || button.disabled || hold) return;
   const label = button.dataset.seat;
+  focusLabel = label;
   if (picked.has(label)) picked.delete(label);
   else if (picked.size >= maxSeats) return say(`At most ${maxSeats} seats per booking`, 'bad');
   else picked.add(label);
   say('');
   render();
+}
+
+map.addEventListener('click', (event) => toggle(event.target.closest('button.seat')));
+
+/** Arrow keys move between pickable seats (left/right in a row, up/down to the nearest seat). */
+map.addEventListener('keydown', (event) => {
+  const current = event.target.closest('button.seat');
+  if (!current) return;
+  const open = [...map.querySelectorAll('button.seat:not([disabled])')];
+  const rowOf = (button) => button.dataset.row;
+  const column = (button) => Number(button.style.gridColumnStart);
+  const inRow = open.filter((button) => rowOf(button) === rowOf(current));
+  let next;
+  if (event.key === 'ArrowLeft') next = inRow[inRow.indexOf(current) - 1];
+  else if (event.key === 'ArrowRight') next = inRow[inRow.indexOf(current) + 1];
+  else if (event.key === 'Home') next = inRow[0];
+  else if (event.key === 'End') next = inRow.at(-1);
+  else if (event.key === 'ArrowUp' || event.key === 'ArrowDown') {
+    const rows = [...new Set(open.map(rowOf))];
+    const target = rows[rows.indexOf(rowOf(current)) + (event.key === 'ArrowUp' ? -1 : 1)];
+    const candidates = open.filter((button) => rowOf(button) === target);
+    next = candidates.sort(
+      (a, b) => Math.abs(column(a) - column(current)) - Math.abs(column(b) - column(current)),
+    )[0];
+  } else return;
+  event.preventDefault();
+  if (!next) return;
+  current.tabIndex = -1;
+  next.tabIndex = 0;
+  focusLabel = next.dataset.seat;
+  next.focus();
+  next.scrollIntoView({ block: 'nearest', inline: 'nearest' });
 });
 
 holdButton.addEventListener('click', async () => {

@@ -1,0 +1,385 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { test } from 'node:test';
+import type { Page } from 'playwright-core';
+import { type AxeViolation, axeViolations, browserSuite, screenshot } from '../test/support/browser.ts';
+
+/**
+ * Every page of the four services (and payments, sign-in, the HTML error page) in Chromium at a
+ * desktop and a phone viewport, on the demo data of `npm start`: no serious or critical axe-core
+ * violation, no console error, and every same-origin link answers below 400.
+ */
+const suite = // One admission at a time, so the waiting room keeps this browser in line.
+  browserSuite({ BOOKING_QUEUE_CAPACITY: '1' });
+const { skip } = suite;
+
+const SERVICE = { 'x-api-key': 'dev-service-key' };
+const OPERATOR = { 'x-operator-key': 'dev-operator-key' };
+const VIEWPORTS = [
+  { name: 'desktop', width: 1280, height: 800 },
+  { name: 'phone', width: 390, height: 844 },
+];
+
+async function api<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  const response = await fetch(`${suite.server.url}${path}`, {
+    method,
+    headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  assert.ok(response.ok, `${method} ${path}: ${response.status} ${text}`);
+  return JSON.parse(text) as T;
+}
+
+interface Fixtures {
+  guest: { user_id: string; token: string };
+  movieId: string;
+  showId: string;
+  hotShowId: string;
+  reclinerShowId: string;
+  imaxShowId: string;
+  bookingId: string;
+  paste: string;
+  lockedPaste: string;
+  notificationId: string;
+  notifyUser: string;
+  paymentPath: string;
+}
+let fixtures: Fixtures;
+let made: Promise<Fixtures> | undefined;
+
+/** The data the pages show, made through the APIs once (the first test to need it). */
+async function makeFixtures(): Promise<Fixtures> {
+  const guest = await api<{ user_id: string; token: string }>('POST', '/api/v1/guests', {});
+  const auth = { authorization: `Bearer ${guest.token}` };
+  const listing = await api<{ items: { movie_id: string }[] }>('GET', '/api/v1/movies?city=Mumbai');
+  let showId: string | undefined;
+  let hotShowId: string | undefined;
+  let reclinerShowId: string | undefined;
+  let imaxShowId: string | undefined;
+  let movieId = '';
+  for (const movie of listing.items) {
+    const shows = await api<{
+      theaters: { shows: { show_id: string; is_hot: boolean; screen_type: string }[] }[];
+    }>('GET', `/api/v1/movies/${movie.movie_id}/shows?city=Mumbai`);
+    for (const theater of shows.theaters) {
+      hotShowId ??= theater.shows.find((show) => show.is_hot)?.show_id;
+      reclinerShowId ??= theater.shows.find((show) => /recliner/i.test(show.screen_type))?.show_id;
+      imaxShowId ??= theater.shows.find((show) => show.screen_type === 'IMAX' && !show.is_hot)?.show_id;
+      if (!showId) {
+        showId = theater.shows.find((show) => !show.is_hot)?.show_id;
+        movieId = movie.movie_id;
+      }
+    }
+  }
+  assert.ok(
+    showId && hotShowId && reclinerShowId && imaxShowId,
+    'the demo catalogue has a show, a hot show, a recliner screen',
+  );
+  const held = await api<{ hold_id: string }>(
+    'POST',
+    `/api/v1/shows/${showId}/hold`,
+    { seat_ids: ['A5'] },
+    auth,
+  );
+  const booked = await api<{ booking_id: string }>(
+    'POST',
+    '/api/v1/bookings',
+    {
+      hold_id: held.hold_id,
+      payment_method: 'CARD',
+      payment_details: { card_number: '4242424242424242', exp_month: 12, exp_year: 2030, cvc: '123' },
+    },
+    { ...auth, 'idempotency-key': randomUUID() },
+  );
+  // Someone else takes the hot show's only admission, so the waiting room keeps its place in line.
+  const other = await api<{ token: string }>('POST', '/api/v1/guests', {});
+  await api('GET', `/api/v1/shows/${hotShowId}/queue`, undefined, { authorization: `Bearer ${other.token}` });
+
+  const paste = await api<{ short_url: string }>('POST', '/api/v1/paste', {
+    content: 'const answer = 42;\n',
+    syntax: 'typescript',
+  });
+  const locked = await api<{ short_url: string }>('POST', '/api/v1/paste', {
+    content: 'secret',
+    password: 'correct horse',
+  });
+
+  const notifyUser = `pages-${randomUUID().slice(0, 8)}`;
+  await api(
+    'PATCH',
+    `/api/users/${notifyUser}/notification-preferences`,
+    { email: 'ana@example.test' },
+    SERVICE,
+  );
+  const sent = await api<{ id: string }>(
+    'POST',
+    '/api/notifications',
+    {
+      user_id: notifyUser,
+      type: 'booking_confirmed',
+      channels: ['email'],
+      data: {
+        booking_id: 'BK-1',
+        movie_title: 'Orbit of Silence',
+        theater_name: 'Galaxy Cinemas Andheri',
+        show_time: '2026-03-01T19:30:00Z',
+        seats: ['C7', 'C8'],
+        total_paid: '24.00',
+        qr_code: 'v1.eyJiIjoiQkstMSJ9.c2lnbmF0dXJl',
+      },
+    },
+    SERVICE,
+  );
+
+  const entered = await api<{ ticketId: string }>(
+    'POST',
+    '/api/v1/parking/entry',
+    { licensePlate: 'PAGES1', vehicleType: 'CAR' },
+    OPERATOR,
+  );
+  const exit = await api<{ paymentUrl: string }>(
+    'POST',
+    '/api/v1/parking/exit',
+    { ticketId: entered.ticketId },
+    OPERATOR,
+  );
+  return {
+    guest,
+    movieId,
+    showId,
+    hotShowId,
+    reclinerShowId,
+    imaxShowId,
+    bookingId: booked.booking_id,
+    paste: paste.short_url,
+    lockedPaste: locked.short_url,
+    notificationId: sent.id,
+    notifyUser,
+    paymentPath: new URL(exit.paymentUrl).pathname,
+  };
+}
+
+/** A page, what it waits for once loaded (its client module's work), and what it may log. */
+interface Visit {
+  name: string;
+  path: () => string;
+  ready?: string;
+  /** The page's own answer is an error status on purpose (Chromium logs it to the console). */
+  status?: number;
+}
+
+const VISITS: Visit[] = [
+  { name: 'home', path: () => '/' },
+  { name: 'paste-form', path: () => '/paste' },
+  { name: 'paste-view', path: () => `/${fixtures.paste}`, ready: '#paste-code' },
+  { name: 'paste-unlock', path: () => `/${fixtures.lockedPaste}`, status: 401 },
+  { name: 'booking-search', path: () => '/movies' },
+  { name: 'booking-movie', path: () => `/movies/${fixtures.movieId}?city=Mumbai` },
+  { name: 'booking-seatmap', path: () => `/shows/${fixtures.showId}`, ready: '#seatmap button.seat' },
+  { name: 'booking-queue', path: () => `/shows/${fixtures.hotShowId}/queue`, ready: '#position' },
+  { name: 'booking-booking', path: () => `/bookings/${fixtures.bookingId}`, ready: 'img#qr' },
+  { name: 'booking-mine', path: () => '/my-bookings', ready: '#my-bookings li.card' },
+  { name: 'parking-landing', path: () => '/parking' },
+  { name: 'parking-boards', path: () => '/parking/boards', ready: '[data-live].on' },
+  { name: 'parking-entry', path: () => '/parking/entry?panel=in-1' },
+  { name: 'parking-exit', path: () => '/parking/exit?panel=out-1' },
+  { name: 'notify-landing', path: () => '/notify' },
+  { name: 'notify-inbox', path: () => '/notify/inbox' },
+  { name: 'notify-timeline', path: () => `/notify/notifications/${fixtures.notificationId}` },
+  { name: 'notify-dead-letters', path: () => '/notify/dead-letters' },
+  { name: 'notify-preferences', path: () => `/notify/users/${fixtures.notifyUser}/preferences` },
+  { name: 'payments-pay', path: () => fixtures.paymentPath },
+  { name: 'sign-in', path: () => '/sign-in' },
+  { name: 'not-found', path: () => '/no/such/page/here', status: 404 },
+];
+
+function describe(violation: AxeViolation): string {
+  const where = violation.targets.slice(0, 3).join(', ');
+  const more = violation.targets.length > 3 ? ` and ${violation.targets.length - 3} more` : '';
+  return `axe ${violation.impact} ${violation.id} (${violation.help}) at ${where}${more}`;
+}
+
+async function check(page: Page, visit: Visit, viewport: string, links: Set<string>): Promise<string[]> {
+  const problems: string[] = [];
+  const logged: string[] = [];
+  const onConsole = (message: { type(): string; text(): string }) => {
+    if (message.type() === 'error') logged.push(message.text());
+  };
+  const onError = (error: Error) => logged.push(error.message);
+  page.on('console', onConsole);
+  page.on('pageerror', onError);
+  const response = await page.goto(`${suite.server.url}${visit.path()}`);
+  assert.equal(response?.status(), visit.status ?? 200, `${visit.name} status`);
+  if (visit.ready) await page.locator(visit.ready).first().waitFor({ timeout: 15_000 });
+  await page.waitForLoadState('networkidle').catch(() => {});
+  for (const violation of await axeViolations(page)) {
+    problems.push(`${visit.name}@${viewport}: ${describe(violation)}`);
+  }
+  await screenshot(page, `pages-${visit.name}-${viewport}`);
+  const origin = new URL(suite.server.url).origin;
+  for (const href of await page
+    // In-page links (the skip link) are not requests.
+    .locator('a[href]:not([href^="#"])')
+    .evaluateAll((anchors) => anchors.map((a) => (a as HTMLAnchorElement).href))) {
+    const url = new URL(href);
+    url.hash = '';
+    if (url.origin === origin) links.add(url.href);
+  }
+  page.off('console', onConsole);
+  page.off('pageerror', onError);
+  // The error page's own status is logged by Chromium as a failed resource; nothing else may be.
+  const expected = visit.status ? `status of ${visit.status}` : undefined;
+  for (const text of logged) {
+    if (!(expected && text.includes(expected) && text.startsWith('Failed to load resource'))) {
+      problems.push(`${visit.name}@${viewport}: console error: ${text}`);
+    }
+  }
+  return problems;
+}
+
+for (const viewport of VIEWPORTS) {
+  test(`every page at ${viewport.width}×${viewport.height}: no serious axe violation, no console error, no broken link`, {
+    skip,
+  }, async () => {
+    made ??= makeFixtures();
+    fixtures = await made;
+    const context = await suite.browser.newContext({
+      viewport: { width: viewport.width, height: viewport.height },
+    });
+    // The booking pages act as the guest who booked (the pages keep the identity in localStorage).
+    await context.addInitScript(
+      ({ user, token }) => {
+        localStorage.setItem('booking.user_id', user);
+        localStorage.setItem('booking.user_token', token);
+      },
+      { user: fixtures.guest.user_id, token: fixtures.guest.token },
+    );
+    const page = await context.newPage();
+    const links = new Set<string>();
+    const problems: string[] = [];
+    for (const visit of VISITS) problems.push(...(await check(page, visit, viewport.name, links)));
+
+    // The paste form's answer (a page of its own, after a POST).
+    await page.goto(`${suite.server.url}/paste`);
+    await page.fill('textarea[name="content"]', 'hello from the pages test');
+    await Promise.all([page.waitForURL(/\/paste$/), page.click('form button[type="submit"]')]).catch(
+      () => {},
+    );
+    await page.locator('.paste-url').waitFor();
+    for (const violation of await axeViolations(page)) {
+      problems.push(
+        `paste-created@${viewport.name}: axe ${violation.impact} ${violation.id} at ${violation.targets.join(', ')}`,
+      );
+    }
+    await screenshot(page, `pages-paste-created-${viewport.name}`);
+
+    for (const link of links) {
+      const response = await page.request.get(link, { maxRedirects: 5 });
+      if (response.status() >= 400) problems.push(`link ${link} answered ${response.status()}`);
+    }
+    await context.close();
+    assert.deepEqual(problems, []);
+  });
+}
+
+test('the notification console keeps its inputs inside their cards at desktop width', { skip }, async () => {
+  const page = await suite.browser.newPage({ viewport: { width: 1280, height: 800 } });
+  await page.goto(`${suite.server.url}/notify`);
+  const inputs = page.locator('.card input');
+  assert.ok((await inputs.count()) >= 2, 'the id lookups are there');
+  for (const input of await inputs.all()) {
+    const name = await input.getAttribute('name');
+    const box = await input.boundingBox();
+    const card = await input.evaluate((element) => {
+      const rect = (element.closest('.card') as Element).getBoundingClientRect();
+      return { left: rect.left, right: rect.right, top: rect.top, bottom: rect.bottom };
+    });
+    assert.ok(box, `${name} is shown`);
+    assert.ok(
+      box.x >= card.left && box.x + box.width <= card.right && box.y + box.height <= card.bottom,
+      `${name} (${box.x}..${box.x + box.width}) stays inside its card (${card.left}..${card.right})`,
+    );
+  }
+  await page.close();
+});
+
+test('on a recliner screen a free seat has the legend\'s "Available" fill; the type is only its shape', {
+  skip,
+}, async () => {
+  made ??= makeFixtures();
+  fixtures = await made;
+  const page = await suite.browser.newPage({ viewport: { width: 1280, height: 800 } });
+  await page.goto(`${suite.server.url}/shows/${fixtures.reclinerShowId}`);
+  const free = page.locator('#seatmap button.seat.recliner:not([disabled])').first();
+  await free.waitFor();
+  // The legend's swatches, found by their words as a user reads them.
+  const fill = (words: string) =>
+    page
+      .locator('.legend li', { hasText: words })
+      .locator('.seat')
+      .first()
+      .evaluate((element) => getComputedStyle(element).backgroundColor);
+  const available = await fill('Available');
+  const swatches = [available, await fill('Your pick'), await fill('Taken')];
+  // Availability is told by the fill: three different colours, none of them the plain card.
+  assert.equal(new Set(swatches).size, 3, `the availability swatches differ: ${swatches}`);
+  assert.ok(!swatches.includes('rgb(255, 255, 255)'), `no availability is plain white: ${swatches}`);
+  assert.equal(await free.evaluate((element) => getComputedStyle(element).backgroundColor), available);
+  assert.ok(
+    await page.locator('.legend li', { hasText: 'Recliner' }).isVisible(),
+    'the legend names the type',
+  );
+  await free.click();
+  assert.equal(await free.evaluate((element) => getComputedStyle(element).backgroundColor), swatches[1]);
+  assert.equal(await free.getAttribute('aria-pressed'), 'true');
+  await screenshot(page, 'pages-seatmap-recliner');
+  await page.close();
+});
+
+test('a real-size screen (384 seats, aisles, wheelchair spaces) on a phone: the map scrolls, the page does not', {
+  skip,
+}, async () => {
+  made ??= makeFixtures();
+  fixtures = await made;
+  const page = await suite.browser.newPage({ viewport: { width: 390, height: 844 }, hasTouch: true });
+  await page.goto(`${suite.server.url}/shows/${fixtures.imaxShowId}`);
+  await page.locator('#seatmap button.seat').first().waitFor();
+  assert.equal(await page.locator('#seatmap button.seat').count(), 384);
+  assert.equal(await page.locator('#seatmap button.seat.wheelchair').count(), 4);
+  assert.equal(await page.locator('#seatmap button.seat.companion').count(), 2);
+  assert.ok(await page.locator('.legend [data-type="WHEELCHAIR"]').isVisible());
+  // Aisles: row A's seat 7 sits one column further right than its number.
+  const column = (seat: string) =>
+    page
+      .locator(`#seatmap [data-seat="${seat}"]`)
+      .evaluate((element) => (element as HTMLElement).style.gridColumnStart);
+  assert.equal(Number(await column('A7')) - Number(await column('A6')), 2);
+  const sizes = await page.evaluate(() => {
+    const map = document.getElementById('seatmap') as HTMLElement;
+    return {
+      page: document.documentElement.scrollWidth,
+      viewport: innerWidth,
+      map: map.scrollWidth,
+      mapBox: map.clientWidth,
+    };
+  });
+  assert.ok(sizes.page <= sizes.viewport, `the page does not scroll sideways: ${JSON.stringify(sizes)}`);
+  assert.ok(sizes.map > sizes.mapBox, `the seat map scrolls inside itself: ${JSON.stringify(sizes)}`);
+  await screenshot(page, 'pages-seatmap-384-phone');
+  // The keyboard reaches the far end of a row, and the map scrolls to show it.
+  await page.locator('#seatmap button.seat[tabindex="0"]').focus();
+  await page.keyboard.press('End');
+  const far = page.locator('#seatmap button.seat:focus');
+  assert.equal(await far.getAttribute('data-seat'), 'A24');
+  const inside = await far.evaluate((element) => {
+    const seat = element.getBoundingClientRect();
+    const map = (document.getElementById('seatmap') as HTMLElement).getBoundingClientRect();
+    return seat.left >= map.left && seat.right <= map.right;
+  });
+  assert.ok(inside, 'the focused seat is scrolled into view');
+  await far.press('Enter');
+  assert.equal(await page.textContent('#selected-seats'), 'A24');
+  await screenshot(page, 'pages-seatmap-384-phone-end-of-row');
+  await page.close();
+});
