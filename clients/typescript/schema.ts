@@ -7285,6 +7285,12 @@ export interface operations {
                             seats: number;
                             /** @enum {unknown} */
                             seat_type: "REGULAR" | "PREMIUM" | "RECLINER";
+                            /** @description An aisle (a gap in the seat map) after each of these seat numbers */
+                            aisles_after?: number[];
+                            /** @description These seats are wheelchair spaces (WHEELCHAIR, at the row type's price) */
+                            wheelchair?: number[];
+                            /** @description These seats are companion seats (COMPANION, at the row type's price) */
+                            companion?: number[];
                         }[];
                         /** @description Base price per seat type used by the rows */
                         prices: {
@@ -7429,6 +7435,12 @@ export interface operations {
                         seats: number;
                         /** @enum {unknown} */
                         seat_type: "REGULAR" | "PREMIUM" | "RECLINER";
+                        /** @description An aisle (a gap in the seat map) after each of these seat numbers */
+                        aisles_after?: number[];
+                        /** @description These seats are wheelchair spaces (WHEELCHAIR, at the row type's price) */
+                        wheelchair?: number[];
+                        /** @description These seats are companion seats (COMPANION, at the row type's price) */
+                        companion?: number[];
                     }[];
                     /** @description Base price per seat type used by the rows */
                     prices: {
@@ -8054,8 +8066,13 @@ export interface operations {
                             price: number;
                             row: string;
                             number: number;
-                            /** @enum {unknown} */
-                            seat_type: "REGULAR" | "PREMIUM" | "RECLINER";
+                            /** @description Its column in the row counting aisle gaps; absent when that is its number */
+                            column?: number;
+                            /**
+                             * @description WHEELCHAIR is a space for a wheelchair, COMPANION the seat beside it for a companion
+                             * @enum {unknown}
+                             */
+                            seat_type: "REGULAR" | "PREMIUM" | "RECLINER" | "WHEELCHAIR" | "COMPANION";
                         }[];
                         available: number;
                         total: number;
