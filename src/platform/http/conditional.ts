@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
 
 /**
  * Conditional GETs (RFC 9110 §13): an `ETag` on every cacheable read and a 304 without a body
@@ -54,14 +54,24 @@ declare module 'fastify' {
 /**
  * The hook behind `config.cache`: hashes the serialized body of a 200 GET (or HEAD) on the way
  * out. Routes with a body kept pre-rendered (the paste reads) set their own validator instead.
+ * Installed on the routes that ask for it only: a global onSend hook is a promise on every
+ * answer of every route (holds, paste reads) for the few that are cacheable.
  */
 export function registerConditionalGets(app: FastifyInstance): void {
-  app.addHook('onSend', async (request, reply, payload) => {
-    if (request.routeOptions.config.cache !== 'revalidate' || reply.statusCode !== 200) return payload;
+  const validate: onSendHookHandler = async (request, reply, payload) => {
+    if (reply.statusCode !== 200) return payload;
     if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
     if (reply.hasHeader('etag')) return payload;
     if (!conditional(request, reply, weakEtag(payload))) return payload;
     reply.removeHeader('content-length');
     return '';
+  };
+  app.addHook('onRoute', (route) => {
+    if (route.config?.cache !== 'revalidate') return;
+    const existing = route.onSend;
+    route.onSend = [
+      ...(existing === undefined ? [] : Array.isArray(existing) ? existing : [existing]),
+      validate,
+    ];
   });
 }
