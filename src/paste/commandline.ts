@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { prefersHtml } from '../platform/http/problem.ts';
 import { textFromBytes } from './content.ts';
 import { pasteError } from './errors.ts';
 import type { CreatePasteQuery } from './schemas.ts';
@@ -15,10 +16,11 @@ export const MULTIPART_OVERHEAD = 64 * 1024;
 
 /**
  * Whether the client wants a page: every browser names text/html in the Accept of a navigation
- * or a form submission; curl (`*∕*`), wget and HTTP libraries do not, and get text.
+ * or a form submission; curl (`*∕*`), wget and HTTP libraries do not, and get text. The same
+ * rule as the platform's error pages (`prefersHtml`), so a create and its error agree.
  */
 export function asksForHtml(request: FastifyRequest): boolean {
-  return request.headers.accept?.includes('text/html') === true;
+  return prefersHtml(request.headers.accept);
 }
 
 /** The multipart parts that may carry the text: 0x0.st's `file`, sprunge's `sprunge`, the API's `content`. */

@@ -68,7 +68,7 @@ test('payments_gateway_duration_seconds times each gateway call by operation and
     await api.pay(paid.id, card(TEST_CARDS.success));
     await api.refund(paid.id, { reason: 'test' });
     await api.pay((await newPayment()).id, card(TEST_CARDS.declined));
-    // Never answers: the 100 ms timeout runs and the payment stays PENDING.
+    // Never answers: the gateway's timeout runs out and the payment stays PENDING.
     const pending = await api.pay((await newPayment()).id, card(TEST_CARDS.noAnswer));
     assert.equal(pending.status, 'PENDING');
   });

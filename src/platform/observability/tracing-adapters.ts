@@ -36,8 +36,8 @@ import type { ConsumeOptions, Handler, Queue, QueueMessage } from '../queue/inde
  *   per delivery attempt that is its child, so a delivery joins the trace of the request that
  *   published it.
  * SQL and Redis spans are made only inside a traced operation: a statement of a background
- * poll (the queue's claim loop, the outbox sweep) would otherwise be a trace of its own, every
- * 100 ms.
+ * poll (the queue's claim loop, the outbox sweep) would otherwise be a trace of its own, on
+ * every poll.
  */
 
 const MAX_QUERY_TEXT = 2048;
