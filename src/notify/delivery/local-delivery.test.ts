@@ -39,7 +39,7 @@ function handler(options: { repo?: NotifyRepository; env?: Record<string, string
     clock: t.clock,
     metrics: createMetrics(
       async () => 0,
-      () => ({ total: 0, idle: 0, waiting: 0 }),
+      () => ({ total: 0, idle: 0, waiting: 0, acquired: 0, waitSeconds: 0, timeouts: 0 }),
       false,
     ),
     log: silent,

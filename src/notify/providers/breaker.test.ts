@@ -50,7 +50,7 @@ const gauge = async (metrics: ReturnType<typeof createMetrics>) =>
 test('open → fail fast with ProviderUnavailable → half-open probe → closed', async () => {
   const metrics = createMetrics(
     async () => 0,
-    () => ({ total: 0, idle: 0, waiting: 0 }),
+    () => ({ total: 0, idle: 0, waiting: 0, acquired: 0, waitSeconds: 0, timeouts: 0 }),
     false,
   );
   const primary = scriptedProvider('http');
@@ -99,7 +99,7 @@ test('open → fail fast with ProviderUnavailable → half-open probe → closed
 test('permanent errors do not open the circuit; a timeout is a transient ProviderError', async () => {
   const metrics = createMetrics(
     async () => 0,
-    () => ({ total: 0, idle: 0, waiting: 0 }),
+    () => ({ total: 0, idle: 0, waiting: 0, acquired: 0, waitSeconds: 0, timeouts: 0 }),
     false,
   );
   const primary = scriptedProvider('http');
@@ -123,7 +123,7 @@ test('permanent errors do not open the circuit; a timeout is a transient Provide
 test('the fallback takes messages while the primary circuit is open, never after a plain failure', async () => {
   const metrics = createMetrics(
     async () => 0,
-    () => ({ total: 0, idle: 0, waiting: 0 }),
+    () => ({ total: 0, idle: 0, waiting: 0, acquired: 0, waitSeconds: 0, timeouts: 0 }),
     false,
   );
   const primary = scriptedProvider('http');

@@ -3,7 +3,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { Kysely, type Logger, PGliteDialect, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
-import { preparingPool } from './prepared.ts';
+import { type PoolWaits, preparingPool } from './prepared.ts';
 
 export type Db = Kysely<Record<string, never>>;
 
@@ -14,12 +14,18 @@ export interface Database {
   schema: string;
   /** Largest number of connections a caller may use at once (1 for PGlite). */
   poolSize: number;
-  /** In-use and total connections, for /metrics. */
-  poolStats(): { total: number; idle: number; waiting: number };
+  /** In-use and total connections and how long callers waited for one, for /metrics. */
+  poolStats(): PoolStats;
   ping(): Promise<void>;
   /** The embedded database's size on disk (PGlite only: a PostgreSQL server is watched by its own tools). */
   sizeBytes?(): Promise<number>;
   close(): Promise<void>;
+}
+
+export interface PoolStats extends PoolWaits {
+  total: number;
+  idle: number;
+  waiting: number;
 }
 
 export interface DatabaseOptions {
@@ -71,8 +77,9 @@ async function connectPostgres(url: string, options: DatabaseOptions): Promise<D
   // src/faults/postgres.fault-test.ts). The query in flight still fails, as a 503.
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
+  const waits: PoolWaits = { acquired: 0, waitSeconds: 0, timeouts: 0 };
   const db: Db = new Kysely({
-    dialect: new PostgresDialect({ pool: preparingPool(pool) }),
+    dialect: new PostgresDialect({ pool: preparingPool(pool, waits) }),
     log: options.log,
   });
   if (options.schema) {
@@ -90,7 +97,7 @@ async function connectPostgres(url: string, options: DatabaseOptions): Promise<D
     kind: 'postgres',
     schema: options.schema ?? 'public',
     poolSize,
-    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, ...waits }),
     ping: async () => {
       await sql`select 1`.execute(db);
     },
@@ -112,7 +119,7 @@ async function openPglite(dataDir: string, log?: Logger): Promise<Database> {
     kind: 'pglite',
     schema: 'public',
     poolSize: 1,
-    poolStats: () => ({ total: 1, idle: 1, waiting: 0 }),
+    poolStats: () => ({ total: 1, idle: 1, waiting: 0, acquired: 0, waitSeconds: 0, timeouts: 0 }),
     ping: async () => {
       await sql`select 1`.execute(db);
     },

@@ -76,3 +76,26 @@ test('a pooled PostgreSQL connection is replaced once past its lifetime, so its 
     await short.close();
   }
 });
+
+test('on PostgreSQL the pool counts checkouts, the time waited and the waits that ran out', async (t) => {
+  if (database.kind !== 'postgres') return t.skip('PGlite has no pool');
+  const single = await createDatabase({
+    databaseUrl: realServices.databaseUrl,
+    schema: database.schema,
+    poolSize: 1,
+    poolWaitMs: 200,
+  });
+  t.after(() => single.close());
+  const before = single.poolStats();
+  // The only connection stays checked out inside the transaction while a second query waits for it.
+  await single.db.transaction().execute(async (trx) => {
+    await sql`select 1`.execute(trx);
+    await assert.rejects(sql`select 2`.execute(single.db), /timeout exceeded/);
+  });
+  const after = single.poolStats();
+  assert.equal(after.timeouts - before.timeouts, 1);
+  assert.equal(after.acquired - before.acquired, 1, 'the transaction got its connection, the query did not');
+  assert.ok(after.waitSeconds - before.waitSeconds < 0.2, 'a wait that ran out is not a checkout');
+  await sql`select 3`.execute(single.db);
+  assert.equal(single.poolStats().acquired - before.acquired, 2);
+});

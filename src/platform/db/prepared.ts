@@ -64,18 +64,40 @@ export function createStatements(db: AnyDb, prepare: boolean) {
   };
 }
 
+/** How callers waited for a pooled connection, since the pool opened (for /metrics). */
+export interface PoolWaits {
+  /** Connections handed out. */
+  acquired: number;
+  /** Seconds spent waiting for them, in all. */
+  waitSeconds: number;
+  /** Waits that ran out (`poolWaitMs`): each one's request was shed as a 503. */
+  timeouts: number;
+}
+
 /**
  * The pool Kysely's PostgresDialect is given (its `PostgresPool` interface): pg's pool, whose
  * clients run a text that `createStatements` registered as pg's named statement
- * (`{name, text, values}`) and any other text as before.
+ * (`{name, text, values}`) and any other text as before. Every checkout's wait is added to `waits`.
  */
-export function preparingPool(pool: pg.Pool): PostgresPool {
+export function preparingPool(pool: pg.Pool, waits: PoolWaits): PostgresPool {
   // One wrapper per pg client: Kysely keeps its connection state per client object.
   const clients = new WeakMap<pg.PoolClient, PreparingClient>();
   return {
     options: pool.options,
     async connect() {
-      const client = await pool.connect();
+      const started = performance.now();
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (error) {
+        // pg's own wording for a wait past connectionTimeoutMillis; other errors are the server's.
+        if (error instanceof Error && error.message.includes('timeout exceeded when trying to connect')) {
+          waits.timeouts++;
+        }
+        throw error;
+      }
+      waits.acquired++;
+      waits.waitSeconds += (performance.now() - started) / 1000;
       let preparing = clients.get(client);
       if (!preparing) {
         preparing = new PreparingClient(client);

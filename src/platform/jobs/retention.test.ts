@@ -42,7 +42,7 @@ describe('retention job', () => {
     );
     const metrics = createMetrics(
       async () => 0,
-      () => ({ total: 0, idle: 0, waiting: 0 }),
+      () => ({ total: 0, idle: 0, waiting: 0, acquired: 0, waitSeconds: 0, timeouts: 0 }),
       false,
     );
     await run(retentionJob('t.retention', '* * * * *', [policy], { clock, metrics }, { batch: 10 }));
@@ -59,7 +59,7 @@ describe('retention job', () => {
     const policy = rowsPolicy([now - 30 * HOUR, now - 27 * HOUR], 24 * HOUR);
     const metrics = createMetrics(
       async () => 0,
-      () => ({ total: 0, idle: 0, waiting: 0 }),
+      () => ({ total: 0, idle: 0, waiting: 0, acquired: 0, waitSeconds: 0, timeouts: 0 }),
       false,
     );
     await run(retentionJob('t.retention', '* * * * *', [policy], { clock, metrics }, { budgetMs: 0 }));

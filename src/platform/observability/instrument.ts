@@ -74,11 +74,32 @@ export function countedLimiter(limiter: RateLimiter, registry: Registry): RateLi
   };
 }
 
-/** Open HTTP connections and SSE streams, and which build this is, read at scrape time. */
+/**
+ * Open HTTP connections, requests in flight and SSE streams, and which build this is, read at
+ * scrape time.
+ */
 export function registerProcessGauges(
   registry: Registry,
   parts: { server: Server; sse: SseHub; version: string; role: string; services: string[] },
 ): void {
+  // Counted on the server rather than in Fastify's hooks: a response's 'close' comes however the
+  // request ends (answered, aborted, timed out), where onResponse misses the aborted ones.
+  let inFlight = 0;
+  const finished = () => {
+    inFlight--;
+  };
+  parts.server.on('request', (_request, response) => {
+    inFlight++;
+    response.once('close', finished);
+  });
+  new Gauge({
+    name: 'http_requests_in_flight',
+    help: 'HTTP requests received and not yet answered or aborted (open SSE streams included)',
+    registers: [registry],
+    collect() {
+      this.set(inFlight);
+    },
+  });
   new Gauge({
     name: 'http_open_connections',
     help: 'HTTP connections open to this process (keep-alive ones included)',

@@ -6,6 +6,7 @@ import type {
   preHandlerHookHandler,
 } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { PoolStats } from '../db/index.ts';
 import { platformError } from '../errors.ts';
 
 /**
@@ -29,7 +30,7 @@ export interface Metrics {
 
 export function createMetrics(
   readDepth: (topic: string) => Promise<number>,
-  poolStats: () => { total: number; idle: number; waiting: number },
+  poolStats: () => PoolStats,
   defaults = true,
 ): Metrics {
   const registry = new Registry();
@@ -46,6 +47,28 @@ export function createMetrics(
       this.set({ state: 'waiting' }, stats.waiting);
     },
   });
+  // Totals kept by the pool (db/prepared.ts), copied at scrape time: no metric call per checkout.
+  const poolCounter = (name: string, help: string, read: (stats: PoolStats) => number) =>
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(read(poolStats()));
+      },
+    });
+  poolCounter('db_pool_acquires_total', 'Database connections handed out by the pool', (s) => s.acquired);
+  poolCounter(
+    'db_pool_wait_seconds_total',
+    'Time callers waited for a pooled connection, in all (divide by db_pool_acquires_total for the mean)',
+    (s) => s.waitSeconds,
+  );
+  poolCounter(
+    'db_pool_timeouts_total',
+    'Waits for a pooled connection that ran out (DATABASE_POOL_WAIT_MS): each request shed as a 503',
+    (s) => s.timeouts,
+  );
   const topics = new Set<string>();
   const queueDepth = new Gauge({
     name: 'queue_depth',
