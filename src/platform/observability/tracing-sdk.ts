@@ -3,9 +3,17 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  type Sampler,
+  TraceIdRatioBasedSampler,
+  TracerProvider,
+} from '@opentelemetry/sdk-trace';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
-import type { Tracing, TracingOptions, TracingSettings } from './tracing.ts';
+import type { TraceSampler, Tracing, TracingOptions, TracingSettings } from './tracing.ts';
 import { queryLog, subscribeRedis, tracedQueue } from './tracing-adapters.ts';
 import { registerHttpSpans } from './tracing-http.ts';
 
@@ -31,6 +39,7 @@ export function startTracingSdk(
       // Not in the semantic conventions: which part this process plays (api, worker, scheduler, all).
       'app.role': options.role,
     }),
+    sampler: samplerOf(settings.sampler),
     spanProcessors: [
       new BatchSpanProcessor({ exporter: options.exporter ?? new OTLPTraceExporter({ url: settings.url }) }),
     ],
@@ -61,4 +70,14 @@ export function startTracingSdk(
       context.disable();
     },
   };
+}
+
+function samplerOf(settings: TraceSampler): Sampler {
+  const root =
+    settings.root === 'always_on'
+      ? new AlwaysOnSampler()
+      : settings.root === 'always_off'
+        ? new AlwaysOffSampler()
+        : new TraceIdRatioBasedSampler(settings.ratio);
+  return settings.parentBased ? new ParentBasedSampler({ root }) : root;
 }

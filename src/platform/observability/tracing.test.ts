@@ -30,10 +30,16 @@ describe('settings', () => {
       exporter: 'otlp',
       url: 'http://localhost:4318/v1/traces',
       serviceName: 'four-services-worker',
+      sampler: { root: 'always_on', parentBased: true, ratio: 1 },
     });
     assert.deepEqual(
       readTracingSettings({ TRACING: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }, 'api'),
-      { exporter: 'otlp', url: 'http://collector:4318/v1/traces', serviceName: 'four-services-api' },
+      {
+        exporter: 'otlp',
+        url: 'http://collector:4318/v1/traces',
+        serviceName: 'four-services-api',
+        sampler: { root: 'always_on', parentBased: true, ratio: 1 },
+      },
     );
     assert.deepEqual(
       readTracingSettings(
@@ -45,8 +51,33 @@ describe('settings', () => {
         },
         'all',
       ),
-      { exporter: 'otlp', url: 'https://collector/traces', serviceName: 'tickets' },
+      {
+        exporter: 'otlp',
+        url: 'https://collector/traces',
+        serviceName: 'tickets',
+        sampler: { root: 'always_on', parentBased: true, ratio: 1 },
+      },
     );
+  });
+
+  test('the standard sampler variables: a share of root traces, an incoming decision followed', () => {
+    const sampler = (env: Record<string, string>) => {
+      const settings = readTracingSettings({ TRACING: 'otlp', ...env }, 'api');
+      return settings.exporter === 'otlp' ? settings.sampler : undefined;
+    };
+    assert.deepEqual(
+      sampler({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.05' }),
+      {
+        root: 'traceidratio',
+        parentBased: true,
+        ratio: 0.05,
+      },
+    );
+    assert.deepEqual(sampler({ OTEL_TRACES_SAMPLER: 'always_off' }), {
+      root: 'always_off',
+      parentBased: false,
+      ratio: 1,
+    });
   });
 
   test('a wrong setting stops start-up naming the variable', () => {
@@ -59,6 +90,11 @@ describe('settings', () => {
     refused(
       { TRACING: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' },
       /^OTEL_EXPORTER_OTLP_ENDPOINT must be/,
+    );
+    refused({ TRACING: 'otlp', OTEL_TRACES_SAMPLER: 'sometimes' }, /^OTEL_TRACES_SAMPLER must be one of/);
+    refused(
+      { TRACING: 'otlp', OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '1.5' },
+      /^OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1/,
     );
     refused(
       { TRACING: 'otlp', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'grpc://c' },
@@ -192,6 +228,34 @@ describe('a booking traced end to end', () => {
       spans.filter((s) => s.kind === 2 /* CLIENT */).every((s) => s.spanContext().traceId === traceId),
     );
   });
+});
+
+test('sampling: with a ratio of 0 a request of its own is not exported, one whose caller kept its trace is', async () => {
+  const exporter = new InMemorySpanExporter();
+  const t = await createTestApp({
+    services: ['paste'],
+    spanExporter: exporter,
+    env: { TRACING: 'otlp', OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0' },
+  });
+  try {
+    assert.equal((await t.app.inject({ url: '/api/v1/paste/nope0000' })).statusCode, 404);
+    await t.adapters.tracing?.forceFlush();
+    assert.deepEqual(
+      exporter.getFinishedSpans().map((s) => s.name),
+      [],
+    );
+    const traceId = '0af7651916cd43dd8448eb211c80319c';
+    await t.app.inject({
+      url: '/api/v1/paste/nope0000',
+      headers: { traceparent: `00-${traceId}-b7ad6b7169203331-01` },
+    });
+    await t.adapters.tracing?.forceFlush();
+    const kept = exporter.getFinishedSpans();
+    assert.ok(kept.some((s) => s.kind === 1 /* SERVER */));
+    assert.ok(kept.every((s) => s.spanContext().traceId === traceId));
+  } finally {
+    await t.close();
+  }
 });
 
 test('log lines written inside a request carry its trace_id and span_id, also after the body is read from a socket', async () => {

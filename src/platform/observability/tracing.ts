@@ -20,7 +20,50 @@ export type TracingSettings =
       url: string;
       /** `service.name` of every span (`OTEL_SERVICE_NAME`, else `four-services-<role>`). */
       serviceName: string;
+      /** Which traces are kept (`OTEL_TRACES_SAMPLER` and `OTEL_TRACES_SAMPLER_ARG`). */
+      sampler: TraceSampler;
     };
+
+/**
+ * OpenTelemetry's standard samplers: a root span is kept always, never, or for a share of trace
+ * ids (`ratio`); the `parentbased_` ones follow an incoming `traceparent`'s decision instead, so a
+ * trace that started elsewhere is kept or dropped whole.
+ */
+export interface TraceSampler {
+  root: 'always_on' | 'always_off' | 'traceidratio';
+  parentBased: boolean;
+  /** For `traceidratio`: the share of root spans kept, 0 to 1. */
+  ratio: number;
+}
+
+const SAMPLERS = [
+  'always_on',
+  'always_off',
+  'traceidratio',
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+] as const;
+
+/**
+ * `OTEL_TRACES_SAMPLER` (default `parentbased_always_on`, the specification's) and, for the ratio
+ * ones, `OTEL_TRACES_SAMPLER_ARG` (0 to 1, default 1). A busy deployment keeps a share of its
+ * traces, e.g. `parentbased_traceidratio` with `0.05`.
+ */
+function readSampler(raw: (name: string) => string | undefined): TraceSampler {
+  const name = raw('OTEL_TRACES_SAMPLER') ?? 'parentbased_always_on';
+  if (!(SAMPLERS as readonly string[]).includes(name)) {
+    throw new ConfigError(`OTEL_TRACES_SAMPLER must be one of ${SAMPLERS.join('|')}, got "${name}"`);
+  }
+  const parentBased = name.startsWith('parentbased_');
+  const root = name.replace('parentbased_', '') as TraceSampler['root'];
+  const arg = raw('OTEL_TRACES_SAMPLER_ARG');
+  const ratio = arg === undefined ? 1 : Number(arg);
+  if (root === 'traceidratio' && !(arg === undefined || (/^[\d.]+$/.test(arg) && ratio >= 0 && ratio <= 1))) {
+    throw new ConfigError(`OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1, got "${arg}"`);
+  }
+  return { root, parentBased, ratio };
+}
 
 const DEFAULT_TRACES_URL = 'http://localhost:4318/v1/traces';
 
@@ -60,7 +103,12 @@ export function readTracingSettings(env: Env, role: string): TracingSettings {
         ? `${parsed.href.replace(/\/$/, '')}/v1/traces`
         : parsed.href;
   }
-  return { exporter: 'otlp', url, serviceName: raw('OTEL_SERVICE_NAME') ?? `four-services-${role}` };
+  return {
+    exporter: 'otlp',
+    url,
+    serviceName: raw('OTEL_SERVICE_NAME') ?? `four-services-${role}`,
+    sampler: readSampler(raw),
+  };
 }
 
 /** What the adapters and the app use while tracing is on (tracing-sdk.ts makes it). */
