@@ -2,12 +2,14 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { unsubscribeToken } from '../src/notify/preferences/unsubscribe.ts';
+import { TEST_CARDS } from '../src/payments/api.ts';
 import { DEV_KEYS } from '../src/platform/auth/keys.ts';
 import { signWebhook } from '../src/platform/webhook-signature.ts';
 import { type Seeded, seedShow } from './support/booking.ts';
 import {
   type Call,
   contractValidator,
+  firstEvent,
   type LocatedOperation,
   operationsOf,
   type Spec,
@@ -19,8 +21,9 @@ import { createTestApp, type TestApp } from './support/platform.ts';
 /**
  * Live answers against /openapi.json: every operation of the document, with all four services,
  * is driven through its documented success case and the errors it documents (400 validation,
- * 401 without credentials, 403, 404, 409, 410, 422, 402 a declined card, 429 where cheap), and
- * each answer must be one the document describes (support/contract.ts checks status, media
+ * 401 without credentials, 403, 404, 409, 410, 413, 422, 402 a declined card, 202 a gateway that
+ * does not answer, 429 where cheap; an endless event stream's status, headers and first event over
+ * a socket), and each answer must be one the document describes (support/contract.ts checks status, media
  * type, body and headers). An operation without an entry in CASES fails the test: a new route
  * comes with its requests here.
  */
@@ -36,6 +39,7 @@ const narrow = { 'x-api-key': NARROW_KEY };
 
 let t: TestApp;
 let spec: Spec;
+let base: string;
 
 before(async () => {
   t = await createTestApp({
@@ -45,12 +49,16 @@ before(async () => {
       PASTE_RATE_SIGNUP: '2/3600',
       NOTIFY_RECEIPT_SECRET: RECEIPT_SECRET,
       OUTBOUND_ALLOW_HOSTS: 'push.example.com',
+      // The sandbox's card that never answers leaves its payment PENDING (202) this soon.
+      PAYMENT_TIMEOUT_MS: '300',
       // The development keys, and a service key without the scopes notify asks for (403).
       SERVICE_KEYS: `dev * ${t0ServiceKey}; narrow booking:read ${NARROW_KEY}`,
       ...lotEnv(lotJson({ floors: [{ floor: 1, spots: { COMPACT: 50, LARGE: 50 } }] })),
     },
   });
   spec = (await t.app.inject({ url: '/openapi.json' })).json();
+  // Endless event streams are read over a socket (firstEvent).
+  base = await t.app.listen({ port: 0, host: '127.0.0.1' });
   // The type the notification cases send.
   const stored = await t.app.inject({
     method: 'PUT',
@@ -64,6 +72,8 @@ after(() => t.close());
 
 interface Context {
   call: Call;
+  /** The start of an endless event stream (status, headers, first event), checked like a call. */
+  stream(expected: number, url: string, headers?: Record<string, string>): Promise<unknown>;
   user: { authorization: string };
   userId: string;
 }
@@ -182,6 +192,14 @@ const CASES: Record<string, (c: Context) => Promise<void>> = {
       method: 'POST',
       url: '/api/v1/paste',
       payload: { content: 'x' },
+      remoteAddress: freshIp(),
+    });
+    // Past the 10 MB limit: refused from its Content-Length, before the body is read.
+    await call(413, {
+      method: 'POST',
+      url: '/api/v1/paste',
+      headers: json,
+      payload: JSON.stringify({ content: 'x'.repeat(10 * 1024 * 1024 + 1) }),
       remoteAddress: freshIp(),
     });
     await call(400, {
@@ -637,6 +655,12 @@ const CASES: Record<string, (c: Context) => Promise<void>> = {
     });
     await call(409, { method: 'POST', url, payload: { payment_details: card(PAID) } });
     await call(400, { method: 'POST', url, payload: {} });
+    const unanswered = await fixtures.payment();
+    await call(202, {
+      method: 'POST',
+      url: `/api/v1/payments/${unanswered.paymentId}/pay`,
+      payload: { payment_details: card(TEST_CARDS.noAnswer) },
+    });
   },
   async postPaymentsByPaymentIdRefund({ call }) {
     const { ticketId } = await fixtures.parked();
@@ -669,6 +693,25 @@ const CASES: Record<string, (c: Context) => Promise<void>> = {
     await call(401, { method: 'POST', url, payload: { reason: 'x' } });
   },
   async postPaymentsByPaymentIdSandboxSettle({ call }) {
+    const pending = await fixtures.payment();
+    const paid = await t.app.inject({
+      method: 'POST',
+      url: `/api/v1/payments/${pending.paymentId}/pay`,
+      payload: { payment_details: card(TEST_CARDS.noAnswer) },
+    });
+    assert.equal(paid.statusCode, 202, paid.body);
+    await call(200, {
+      method: 'POST',
+      url: `/api/v1/payments/${pending.paymentId}/sandbox/settle`,
+      headers: t.asAdmin,
+      payload: { outcome: 'succeeded' },
+    });
+    await call(404, {
+      method: 'POST',
+      url: '/api/v1/payments/pay_missing/sandbox/settle',
+      headers: t.asAdmin,
+      payload: { outcome: 'succeeded' },
+    });
     const { paymentId } = await fixtures.payment();
     await call(409, {
       method: 'POST',
@@ -917,6 +960,9 @@ const CASES: Record<string, (c: Context) => Promise<void>> = {
     await call(404, { url: `/api/v1/shows/${missing}/queue`, headers: user });
   },
   async getShowsByIdQueueEvents({ call, user }) {
+    // A show without a waiting room: one event (NOT_REQUIRED) and the stream ends.
+    const { showId } = await fixtures.seeded();
+    await call(200, { url: `/api/v1/shows/${showId}/queue/events`, headers: user });
     await call(401, { url: `/api/v1/shows/${missing}/queue/events` });
     await call(404, { url: `/api/v1/shows/${missing}/queue/events`, headers: user });
   },
@@ -945,6 +991,16 @@ const CASES: Record<string, (c: Context) => Promise<void>> = {
       url: '/api/v1/bookings',
       headers: { ...t.asUser(owner), 'idempotency-key': randomUUID() },
       payload: { ...body, hold_id: declined.hold_id, payment_details: card(DECLINED) },
+    });
+    // A hold paid for after its 10 minutes (the clock moves on; nothing else here depends on it).
+    const late = randomUUID();
+    const lapsed = await fixtures.hold(late, ['C9']);
+    t.clock.advance(11 * 60_000);
+    await call(410, {
+      method: 'POST',
+      url: '/api/v1/bookings',
+      headers: { ...t.asUser(late), 'idempotency-key': randomUUID() },
+      payload: { ...body, hold_id: lapsed.hold_id },
     });
     await call(400, { method: 'POST', url: '/api/v1/bookings', headers: t.asUser(owner), payload: body });
     await call(404, {
@@ -1134,7 +1190,10 @@ const CASES: Record<string, (c: Context) => Promise<void>> = {
     await call(400, { url: '/api/v1/parking/tickets/nope' });
     await fixtures.unpark(ticketId);
   },
-  async getParkingTicketsByTicketIdEvents({ call }) {
+  async getParkingTicketsByTicketIdEvents({ call, stream }) {
+    const { ticketId } = await fixtures.parked();
+    await stream(200, `/api/v1/parking/tickets/${ticketId}/events`);
+    await fixtures.unpark(ticketId);
     await call(404, { url: `/api/v1/parking/tickets/${missing}/events` });
     await call(400, { url: '/api/v1/parking/tickets/nope/events' });
   },
@@ -1160,8 +1219,8 @@ const CASES: Record<string, (c: Context) => Promise<void>> = {
   async getParkingBoards({ call }) {
     await call(200, { url: '/api/v1/parking/boards' });
   },
-  async getParkingBoardsStream() {
-    // An endless event stream: its success case is the SSE tests' (boards/live.test.ts).
+  async getParkingBoardsStream({ stream }) {
+    await stream(200, '/api/v1/parking/boards/stream');
   },
   async getParkingLot({ call }) {
     await call(200, { url: '/api/v1/parking/lot' });
@@ -1196,8 +1255,18 @@ test('every operation of /openapi.json answers as it documents, success and erro
       for (const problem of check(located, response)) wrong.push(`${where}: ${problem}`);
       return response;
     };
+    const stream = async (expected: number, url: string, headers: Record<string, string> = {}) => {
+      const answer = await firstEvent(base, url, headers);
+      answers++;
+      const where = `${operationId} GET ${url} (stream)`;
+      if (answer.statusCode !== expected) wrong.push(`${where}: ${answer.statusCode}, expected ${expected}`);
+      for (const problem of check(located, answer)) wrong.push(`${where}: ${problem}`);
+      if (expected === 200 && !/^(event|data|id|retry|:)/m.test(answer.body)) {
+        wrong.push(`${where}: no event in ${answer.body.slice(0, 200)}`);
+      }
+    };
     const userId = randomUUID();
-    await drive({ call, user: t.asUser(userId), userId }).catch((error: Error) => {
+    await drive({ call, stream, user: t.asUser(userId), userId }).catch((error: Error) => {
       wrong.push(`${operationId}: ${error.stack}`);
     });
   }

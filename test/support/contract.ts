@@ -75,7 +75,7 @@ export function contractValidator(spec: Spec) {
   };
 
   /** What is wrong with `response` as an answer of `located` (empty: nothing). */
-  return function check(located: LocatedOperation, response: LightMyRequestResponse): string[] {
+  return function check(located: LocatedOperation, response: Answer): string[] {
     const { method, path, operation } = located;
     const status = String(response.statusCode);
     const documented = operation.responses[status];
@@ -154,6 +154,40 @@ export function contractValidator(spec: Spec) {
 
 function ajvErrors(validate: ValidateFunction): string {
   return (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ');
+}
+
+/** What `check` reads of an answer: an injected one, or the start of a live stream (`Answer` of `firstEvent`). */
+export type Answer = Pick<LightMyRequestResponse, 'statusCode' | 'headers' | 'rawPayload' | 'body' | 'json'>;
+
+/**
+ * An endless event stream's answer over a real socket (inject would wait for an end that never
+ * comes): its status, headers and first event, after which the client goes away.
+ */
+export async function firstEvent(
+  base: string,
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<Answer> {
+  const aborted = new AbortController();
+  const response = await fetch(`${base}${url}`, { headers, signal: aborted.signal });
+  let body = '';
+  if (response.body) {
+    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    while (!body.includes('\n\n')) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      body += value;
+    }
+  }
+  aborted.abort();
+  const rawPayload = Buffer.from(body);
+  return {
+    statusCode: response.status,
+    headers: Object.fromEntries(response.headers),
+    rawPayload,
+    body,
+    json: () => JSON.parse(body),
+  };
 }
 
 /** A request of the table: what is sent and the status it must get. */
