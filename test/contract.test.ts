@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
+import { topicFor } from '../src/notify/notifications/outbox.ts';
 import { unsubscribeToken } from '../src/notify/preferences/unsubscribe.ts';
 import { TEST_CARDS } from '../src/payments/api.ts';
 import { DEV_KEYS } from '../src/platform/auth/keys.ts';
+import { PermanentError } from '../src/platform/queue/index.ts';
 import { signWebhook } from '../src/platform/webhook-signature.ts';
 import { type Seeded, seedShow } from './support/booking.ts';
 import {
@@ -441,7 +443,39 @@ const CASES: Record<string, (c: Context) => Promise<void>> = {
     await call(400, { url: '/api/notifications/dead-letters?limit=0', headers: t.asAdmin });
     await call(401, { url: '/api/notifications/dead-letters', headers: t.asService });
   },
-  async postNotificationsDeadLettersByIdRedrive({ call }) {
+  async postNotificationsDeadLettersByIdRedrive({ call, userId }) {
+    // A dead letter of a real notification: its delivery message, failed for good by a consumer
+    // of its own (this app runs no notify workers).
+    const sent = await t.app.inject({
+      method: 'POST',
+      url: '/api/notifications',
+      headers: t.asService,
+      payload: { user_id: userId, type: 'contract', channels: ['email'], data: { name: 'Ada' } },
+    });
+    const topic = topicFor('realtime', 'email');
+    const notificationId = sent.json().id as string;
+    await t.adapters.queue.publish(topic, {
+      id: `contract-dead-${notificationId}`,
+      key: userId,
+      payload: { notificationId, channel: 'email' },
+    });
+    const failing = t.adapters.queue.consume(topic, { group: 'contract', retryDelaysMs: [] }, async () => {
+      throw new PermanentError('contract: fails for good');
+    });
+    let letter: { deadLetterId: string } | undefined;
+    for (let i = 0; i < 200 && !letter; i++) {
+      letter = (await t.adapters.queue.deadLetters<{ notificationId: string }>(topic)).find(
+        (l) => l.payload.notificationId === notificationId,
+      );
+      if (!letter) await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    await failing.stop();
+    assert.ok(letter, 'the message was dead-lettered');
+    await call(202, {
+      method: 'POST',
+      url: `/api/notifications/dead-letters/${topic}:${letter.deadLetterId}/redrive`,
+      headers: t.asAdmin,
+    });
     await call(404, {
       method: 'POST',
       url: '/api/notifications/dead-letters/notifications.sms:1/redrive',
