@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { after, before, test } from 'node:test';
+import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { SMTPServer } from 'smtp-server';
 import { createTestApp, type TestApp } from '../../../test/support/platform.ts';
 import type { OutboundMessage } from '../ports.ts';
@@ -172,7 +173,8 @@ function header(raw: string, name: string): string | undefined {
 }
 
 test('configured from the environment: Auto-Submitted on every mail, List-Unsubscribe one-click on bulk types only, DKIM-Signature, the EHLO name', async () => {
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const { privateKey, publicKey: key } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const publicKey = key.export({ type: 'spki', format: 'der' }).toString('base64');
   const env = {
     NOTIFY_EMAIL_PROVIDER: 'smtp',
     NOTIFY_SMTP_URL: `smtp://127.0.0.1:${port}`,
@@ -214,6 +216,18 @@ test('configured from the environment: Auto-Submitted on every mail, List-Unsubs
     assert.match(dkim, /\bd=cinema\.test;/);
     assert.match(dkim, /\bs=mail2026;/);
     assert.match(dkim, /\bh=[^;]*auto-submitted/i);
+    // As a receiving server checks it: the key published at mail2026._domainkey.cinema.test.
+    const verified = await dkimVerify(mail.raw, {
+      resolver: async (name: string, type: string) => {
+        assert.equal(`${name} ${type}`, 'mail2026._domainkey.cinema.test TXT');
+        return [[`v=DKIM1; k=rsa; p=${publicKey}`]];
+      },
+    });
+    assert.deepEqual(
+      verified.results.map((result) => result.status.result),
+      ['pass'],
+      verified.results.map((result) => result.info).join('; '),
+    );
   }
   const unsubscribe = header(bulk.raw, 'List-Unsubscribe');
   assert.match(
