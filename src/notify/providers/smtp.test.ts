@@ -2,55 +2,28 @@ import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
-import { SMTPServer } from 'smtp-server';
 import { createTestApp, type TestApp } from '../../../test/support/platform.ts';
+import { type ReceivedMail, startSmtpSink } from '../../../test/support/smtp.ts';
 import type { OutboundMessage } from '../ports.ts';
 import { readProviderSettings } from '../settings.ts';
 import { createTemplateRenderer } from '../templates/service.ts';
 import { createChannelSenders } from './index.ts';
 import { createSmtpProvider } from './smtp.ts';
 
-/** A real SMTP server on a local port; mailboxes decide the answer (550 bounce, 451 busy). */
-const received: { from: string; to: string[]; raw: string; ehlo: string }[] = [];
-let server: SMTPServer;
+/** A real SMTP server on a local port (support/smtp.ts). */
+let sink: Awaited<ReturnType<typeof startSmtpSink>>;
+let received: ReceivedMail[];
 let port: number;
 /** The notify module's database: the default templates the message is rendered from. */
 let t: TestApp;
 
 before(async () => {
-  server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    logger: false,
-    onRcptTo(address, _session, callback) {
-      if (address.address.startsWith('bounce@')) {
-        return callback(Object.assign(new Error('5.1.1 No such user'), { responseCode: 550 }));
-      }
-      if (address.address.startsWith('busy@')) {
-        return callback(Object.assign(new Error('4.2.1 Try again later'), { responseCode: 451 }));
-      }
-      callback();
-    },
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('end', () => {
-        received.push({
-          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-          to: session.envelope.rcptTo.map((r) => r.address),
-          raw: Buffer.concat(chunks).toString('utf8'),
-          ehlo: session.hostNameAppearsAs,
-        });
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  port = (server.server.address() as { port: number }).port;
+  sink = await startSmtpSink();
+  ({ received, port } = sink);
   t = await createTestApp({ services: ['notify'] });
 });
 after(async () => {
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await sink.close();
   await t.close();
 });
 
