@@ -380,6 +380,15 @@ async function run(context: SeedContext): Promise<Record<string, string>> {
   await context.client.query(
     'insert into booking_hold_users (user_id, version) select user_id, count(*) from booking_holds group by user_id',
   );
+  // Each movie's latest show per city, as the app keeps it when it adds shows (search reads it).
+  await context.client.query(
+    `insert into booking_movie_cities (movie_id, city_id, last_show_time)
+     select s.movie_id, t.city_id, max(s.show_time)
+     from booking_shows s join booking_screens sc on sc.id = s.screen_id
+       join booking_theaters t on t.id = sc.theater_id
+     where s.status = 'SCHEDULED'
+     group by s.movie_id, t.city_id`,
+  );
   return { BOOKING_DEMO: 'false' };
 }
 

@@ -13,6 +13,7 @@ export type BookingTables = {
   booking_screens: ScreensTable;
   booking_seats: SeatsTable;
   booking_shows: ShowsTable;
+  booking_movie_cities: MovieCitiesTable;
   booking_show_seats: ShowSeatsTable;
   booking_holds: HoldsTable;
   booking_bookings: BookingsTable;
@@ -114,6 +115,16 @@ export interface ShowsTable {
   created_at: Date;
   /** When the retention job removed the show's seat inventory (null: still there). */
   inventory_removed_at: Generated<Date | null>;
+}
+
+/**
+ * A movie's cities: the start of its last scheduled show in each (catalogue/repository.ts keeps it
+ * as shows are added and cancelled). A city whose last show has started no longer shows it.
+ */
+export interface MovieCitiesTable {
+  movie_id: string;
+  city_id: string;
+  last_show_time: Date;
 }
 
 export interface ShowSeatsTable {

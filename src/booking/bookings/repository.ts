@@ -1,5 +1,6 @@
 import { type Selectable, sql, type Transaction } from 'kysely';
 import type { Db } from '../../platform/db/index.ts';
+import { recountMovieCity } from '../catalogue/repository.ts';
 import type { BookingDb, BookingTables, RefundStatus } from '../tables.ts';
 
 type Bookings = Selectable<BookingTables['booking_bookings']>;
@@ -381,9 +382,16 @@ export function createBookingsRepository(database: Db) {
           .set({ status: 'CANCELLED', cancelled_at: now, cancel_reason: reason })
           .where('id', '=', showId)
           .where('status', '=', 'SCHEDULED')
-          .returning('id')
+          .returning(['id', 'movie_id', 'screen_id'])
           .executeTakeFirst();
         if (!show) return undefined;
+        const venue = await tx
+          .selectFrom('booking_screens as sc')
+          .innerJoin('booking_theaters as t', 't.id', 'sc.theater_id')
+          .select('t.city_id')
+          .where('sc.id', '=', show.screen_id)
+          .executeTakeFirstOrThrow();
+        await recountMovieCity(tx, show.movie_id, venue.city_id);
         await tx
           .updateTable('booking_show_seats')
           .set({ status: 'CLOSED', hold_id: null, held_until: null })

@@ -83,15 +83,80 @@ export const showsWithVenue = (db: BookingDb) =>
     .innerJoin('booking_theaters as t', 't.id', 'sc.theater_id')
     .innerJoin('booking_cities as c', 'c.id', 't.city_id');
 
-/** Names of the cities where a movie (an id, or a column reference) has scheduled shows from `from` on. */
+/**
+ * Names of the cities where a movie (an id, or a column reference) has scheduled shows from `from`
+ * on: from its row per city (`booking_movie_cities`), not from its shows, which grow with its run.
+ */
 export const citiesShowing = (db: BookingDb, movieId: string | Expression<string>, from: Date) =>
-  showsWithVenue(db)
+  db
+    .selectFrom('booking_movie_cities as mc')
+    .innerJoin('booking_cities as c', 'c.id', 'mc.city_id')
     .select('c.name')
-    .distinct()
-    .where('s.movie_id', '=', movieId)
-    .where('s.status', '=', 'SCHEDULED')
-    .where('s.show_time', '>=', from)
+    .where('mc.movie_id', '=', movieId)
+    .where('mc.last_show_time', '>=', from)
     .orderBy('c.name');
+
+/**
+ * New shows in their movies' cities: each (movie, city) row keeps its latest show. Concurrent
+ * inserts meet on the row and keep the later of the two.
+ */
+export async function addMovieCities(tx: BookingDb, showIds: string[]): Promise<void> {
+  await tx
+    .insertInto('booking_movie_cities')
+    .columns(['movie_id', 'city_id', 'last_show_time'])
+    .expression(
+      tx
+        .selectFrom('booking_shows as s')
+        .innerJoin('booking_screens as sc', 'sc.id', 's.screen_id')
+        .innerJoin('booking_theaters as t', 't.id', 'sc.theater_id')
+        .select(['s.movie_id', 't.city_id', (eb) => eb.fn.max('s.show_time').as('last_show_time')])
+        .where('s.id', 'in', showIds)
+        .where('s.status', '=', 'SCHEDULED')
+        .groupBy(['s.movie_id', 't.city_id']),
+    )
+    .onConflict((oc) =>
+      oc.columns(['movie_id', 'city_id']).doUpdateSet({
+        last_show_time: sql<Date>`greatest(booking_movie_cities.last_show_time, excluded.last_show_time)`,
+      }),
+    )
+    .execute();
+}
+
+/**
+ * After a show of `movieId` in `cityId` is cancelled: the row again names the latest show still
+ * scheduled there, or goes. The row is locked first, so this statement's snapshot is taken after
+ * any show insert that held it has committed (and an insert waiting on it then applies its show
+ * on top).
+ */
+export async function recountMovieCity(tx: BookingDb, movieId: string, cityId: string): Promise<void> {
+  await tx
+    .selectFrom('booking_movie_cities')
+    .select('movie_id')
+    .where('movie_id', '=', movieId)
+    .where('city_id', '=', cityId)
+    .forUpdate()
+    .execute();
+  const latest = await showsWithVenue(tx)
+    .select((eb) => eb.fn.max('s.show_time').as('last'))
+    .where('s.movie_id', '=', movieId)
+    .where('t.city_id', '=', cityId)
+    .where('s.status', '=', 'SCHEDULED')
+    .executeTakeFirst();
+  if (latest?.last) {
+    await tx
+      .updateTable('booking_movie_cities')
+      .set({ last_show_time: latest.last })
+      .where('movie_id', '=', movieId)
+      .where('city_id', '=', cityId)
+      .execute();
+  } else {
+    await tx
+      .deleteFrom('booking_movie_cities')
+      .where('movie_id', '=', movieId)
+      .where('city_id', '=', cityId)
+      .execute();
+  }
+}
 
 const slots = (db: BookingDb) => showsWithVenue(db).select(slotColumns);
 
@@ -302,6 +367,10 @@ export function createCatalogueRepository(database: Db) {
       for (let i = 0; i < shows.length; i += 1000) {
         const chunk = shows.slice(i, i + 1000);
         await tx.insertInto('booking_shows').values(chunk).execute();
+        await addMovieCities(
+          tx,
+          chunk.map((show) => show.id),
+        );
         await tx
           .insertInto('booking_show_seats')
           .columns(['show_id', 'seat_id', 'status'])

@@ -251,4 +251,25 @@ export const bookingMigrations: Migrations = {
       );
     },
   },
+  '008_movie_cities': {
+    async up(db: Kysely<unknown>) {
+      // Where each movie is on: search lists a movie's cities by reading at most one row per city
+      // that ever showed it, where reading its shows grew with every show of the movie.
+      await sql`
+        create table booking_movie_cities (
+          movie_id uuid not null references booking_movies (id),
+          city_id uuid not null references booking_cities (id),
+          last_show_time timestamptz not null,
+          primary key (movie_id, city_id)
+        )`.execute(db);
+      await sql`
+        insert into booking_movie_cities (movie_id, city_id, last_show_time)
+        select s.movie_id, t.city_id, max(s.show_time)
+        from booking_shows s
+          join booking_screens sc on sc.id = s.screen_id
+          join booking_theaters t on t.id = sc.theater_id
+        where s.status = 'SCHEDULED'
+        group by s.movie_id, t.city_id`.execute(db);
+    },
+  },
 };

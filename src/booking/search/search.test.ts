@@ -10,6 +10,7 @@ import {
 
 let t: BookingTestApp;
 const ids: Record<string, string> = {};
+const screenIds: Record<'mumbai' | 'chennai', string> = { mumbai: '', chennai: '' };
 
 const MOVIES = [
   {
@@ -67,6 +68,7 @@ before(async () => {
     ).screens[0].screen_id;
   const mumbaiScreen = await screens(mumbai.city_id);
   const chennaiScreen = await screens(chennai.city_id);
+  Object.assign(screenIds, { mumbai: mumbaiScreen, chennai: chennaiScreen });
   // Clock: 2026-01-05T12:00Z. Shows on 2026-01-06 (Mumbai) and 2026-01-07 (Chennai), local time.
   await post(
     t.app,
@@ -214,5 +216,43 @@ describe('GET /api/v1/movies/suggest', () => {
     assert.deepEqual(await suggest('xqzvw'), []);
     assertProblem(await t.app.inject('/api/v1/movies/suggest'), 400, 'validation_failed');
     assertProblem(await t.app.inject('/api/v1/movies/suggest?q=a&limit=100'), 400, 'validation_failed');
+  });
+});
+
+describe("a movie's cities follow its shows", () => {
+  const cities = async () => (await t.app.inject('/api/v1/movies?q=harbour')).json().items[0].cities;
+  const show = async (city: 'mumbai' | 'chennai', at: string) =>
+    (
+      await post(
+        t.app,
+        '/api/v1/admin/shows',
+        { movie_id: ids['Quiet Harbour'], screen_id: screenIds[city], show_time: at },
+        t.asAdmin,
+      )
+    ).show_id as string;
+  const cancel = async (showId: string) => {
+    const response = await t.app.inject({
+      method: 'POST',
+      url: `/api/v1/shows/${showId}/cancel`,
+      headers: t.asAdmin,
+      payload: {},
+    });
+    assert.equal(response.statusCode, 200, response.body);
+  };
+
+  test('a new show adds its city; cancelling the last one there takes it away, an earlier one keeps it; a started show no longer counts', async () => {
+    assert.deepEqual(await cities(), []);
+    const chennai = await show('chennai', '2026-01-08T05:00:00Z');
+    const mumbaiEarly = await show('mumbai', '2026-01-08T13:30:00Z');
+    const mumbaiLate = await show('mumbai', '2026-01-09T13:30:00Z');
+    assert.deepEqual(await cities(), ['Search Chennai', 'Search Mumbai']);
+    await cancel(chennai);
+    assert.deepEqual(await cities(), ['Search Mumbai']);
+    await cancel(mumbaiLate);
+    assert.deepEqual(await cities(), ['Search Mumbai'], 'the 8 January show is still on');
+    t.clock.set('2026-01-08T14:00:00Z');
+    assert.deepEqual(await cities(), [], 'its last show has started');
+    await cancel(mumbaiEarly);
+    assert.deepEqual(await cities(), []);
   });
 });
