@@ -171,3 +171,27 @@ export function realTimeClock(): TestClock {
     },
   };
 }
+
+/**
+ * What booking sends with its notifications, for a 19:30 show in Delhi (14:00 UTC) paid in rupees,
+ * plus the members the other default templates read: every default template renders from it.
+ */
+export const BOOKING_MESSAGE_DATA = {
+  booking_id: 'BK-42',
+  movie_title: 'Pushpa 2',
+  theater_name: 'PVR Select City Walk',
+  show_time: '2026-11-27T14:00:00Z',
+  time_zone: 'Asia/Kolkata',
+  seats: ['C7', 'C8'],
+  total_paid: 900,
+  refund_amount: 900,
+  currency: 'INR',
+  qr_code: 'v1.eyJiIjoiQkstNDIifQ.sig',
+  hours_before: 2,
+  refund_status: 'COMPLETED',
+  reason: 'the show was cancelled',
+  event: 'a new sign-in',
+  occurred_at: '2026-11-27T14:00:00Z',
+  headline: 'Diwali offers',
+  message: 'Two tickets for one this week.',
+};

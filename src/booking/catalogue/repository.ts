@@ -105,10 +105,7 @@ export async function addMovieCities(tx: BookingDb, showIds: string[]): Promise<
     .insertInto('booking_movie_cities')
     .columns(['movie_id', 'city_id', 'last_show_time'])
     .expression(
-      tx
-        .selectFrom('booking_shows as s')
-        .innerJoin('booking_screens as sc', 'sc.id', 's.screen_id')
-        .innerJoin('booking_theaters as t', 't.id', 'sc.theater_id')
+      showsWithVenue(tx)
         .select(['s.movie_id', 't.city_id', (eb) => eb.fn.max('s.show_time').as('last_show_time')])
         .where('s.id', 'in', showIds)
         .where('s.status', '=', 'SCHEDULED')

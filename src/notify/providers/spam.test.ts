@@ -3,9 +3,9 @@ import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { after, before, test } from 'node:test';
+import { BOOKING_MESSAGE_DATA } from '../../../test/support/notify.ts';
 import { createTestApp, type TestApp } from '../../../test/support/platform.ts';
 import { startSmtpSink } from '../../../test/support/smtp.ts';
-import type { Channel } from '../api.ts';
 import { defaultTemplates } from '../templates/defaults.ts';
 import { createTemplateRenderer } from '../templates/service.ts';
 import { createChannelSenders } from './index.ts';
@@ -35,26 +35,6 @@ after(async () => {
   await sink.close();
   await t.close();
 });
-
-const booking = {
-  booking_id: 'BK-42',
-  movie_title: 'Pushpa 2',
-  theater_name: 'PVR Select City Walk',
-  show_time: '2026-11-27T14:00:00Z',
-  time_zone: 'Asia/Kolkata',
-  seats: ['C7', 'C8'],
-  total_paid: 900,
-  refund_amount: 900,
-  currency: 'INR',
-  qr_code: 'v1.eyJiIjoiQkstNDIifQ.sig',
-  hours_before: 2,
-  refund_status: 'COMPLETED',
-  reason: 'the show was cancelled',
-  event: 'a new sign-in',
-  occurred_at: '2026-11-27T14:00:00Z',
-  headline: 'Diwali offers',
-  message: 'Two tickets for one this week.',
-};
 
 /** SpamAssassin's score of a raw message and the rules it hit (`-t` appends its report). */
 function score(raw: string): Promise<{ score: number; rules: string }> {
@@ -103,7 +83,9 @@ test('every default e-mail scores well under SpamAssassin’s spam line', { skip
   assert.ok(types.length >= 6);
   try {
     for (const [i, type] of types.entries()) {
-      const message = await renderer.render(type, 'email' as Channel, booking, { timeZone: 'Asia/Kolkata' });
+      const message = await renderer.render(type, 'email', BOOKING_MESSAGE_DATA, {
+        timeZone: 'Asia/Kolkata',
+      });
       await senders.email.send({
         deliveryId: `0190a1b2-0000-7000-8000-00000000ab${String(i).padStart(2, '0')}:email`,
         notificationId: `0190a1b2-0000-7000-8000-00000000ab${String(i).padStart(2, '0')}`,

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
+import { BOOKING_MESSAGE_DATA } from '../../../test/support/notify.ts';
 import { createTestApp, type TestApp } from '../../../test/support/platform.ts';
 import type { Channel } from '../api.ts';
 import { firstDefaults } from '../migrations/first-defaults.ts';
@@ -19,25 +20,6 @@ before(async () => {
 });
 after(() => t.close());
 
-const delhiShow = {
-  booking_id: 'BK-42',
-  movie_title: 'Pushpa 2',
-  theater_name: 'PVR Select City Walk',
-  show_time: '2026-11-27T14:00:00Z',
-  time_zone: 'Asia/Kolkata',
-  seats: ['C7', 'C8'],
-  total_paid: 900,
-  refund_amount: 900,
-  currency: 'INR',
-  qr_code: 'v1.eyJiIjoiQkstNDIifQ.sig',
-  hours_before: 2,
-  refund_status: 'COMPLETED',
-  reason: 'the show was cancelled',
-  event: 'a new sign-in',
-  occurred_at: '2026-11-27T14:00:00Z',
-  headline: 'Diwali offers',
-  message: 'Two tickets for one this week.',
-};
 const SHOW_TIME = 'Fri 27 Nov 2026, 19:30 (Asia/Kolkata)';
 /** The GSM 7-bit default alphabet: anything else makes an SMS UCS-2, 70 characters a segment. */
 const GSM7 = /^[@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !"#¤%&'()*+,\-./0-9:;<=>?¡A-ZÄÖÑÜ§¿a-zäöñüà]*$/;
@@ -48,7 +30,7 @@ test('every default template of every channel shows the venue-zone time with its
   assert.ok(seeds.length >= 18);
   for (const seed of seeds) {
     const [type, channel] = seed.id.split('.') as [string, Channel];
-    const message = await renderer.render(type, channel, delhiShow, { timeZone: 'Europe/Berlin' });
+    const message = await renderer.render(type, channel, BOOKING_MESSAGE_DATA, { timeZone: 'Europe/Berlin' });
     const parts = [message.subject ?? '', message.text, message.html ?? ''];
     const source = `${seed.subject}\n${seed.body}\n${seed.html ?? ''}`;
     for (const part of parts) {
@@ -72,7 +54,7 @@ test('every default template of every channel shows the venue-zone time with its
 
 test("a sender without time_zone or currency still passes the check: the reader's zone and NOTIFY_CURRENCY", async () => {
   const renderer = createTemplateRenderer(t.adapters.database.db, { currency: 'EUR' });
-  const { time_zone: _z, currency: _c, ...older } = delhiShow;
+  const { time_zone: _z, currency: _c, ...older } = BOOKING_MESSAGE_DATA;
   assert.deepEqual(await renderer.check('booking_confirmed', ['email', 'sms', 'push'], older), []);
   const message = await renderer.render('booking_confirmed', 'email', older, { timeZone: 'Europe/Berlin' });
   assert.match(message.text, /Fri 27 Nov 2026, 15:00 \(Europe\/Berlin\)/);
