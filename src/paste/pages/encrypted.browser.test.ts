@@ -131,8 +131,15 @@ async function createOnForm(
   const url = (await link.getAttribute('href')) ?? '';
   assert.match(url, new RegExp(`^${origin}/[0-9A-Za-z]{6}#[A-Za-z0-9_-]{43}$`));
   assert.match((await page.locator('.delete-token').textContent()) ?? '', /^dt_/);
+  await assertNoOverflow(page);
   if (options.shot) await screenshot(page, `${options.shot}-created`);
   return url;
+}
+
+/** Nothing wider than the viewport (the link with its key, the decrypted text stays in its scroll box). */
+async function assertNoOverflow(page: Page) {
+  const widths = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
+  assert.ok(widths[0] <= widths[1], `the page is ${widths[0]}px wide in a ${widths[1]}px viewport`);
 }
 
 async function decrypted(page: Page): Promise<string> {
@@ -165,6 +172,7 @@ for (const viewport of VIEWPORTS) {
     assert.equal(await decrypted(page), text);
     assert.match((await page.locator('.meta .language').textContent()) ?? '', /end-to-end encrypted/);
     assert.deepEqual(await axeViolations(page), []);
+    await assertNoOverflow(page);
     await screenshot(page, `paste-encrypted-view-${viewport.name}`);
 
     // Without the key, or with another one, the page says why it cannot show the paste.
