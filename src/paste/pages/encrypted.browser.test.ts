@@ -171,6 +171,7 @@ for (const viewport of VIEWPORTS) {
     assert.equal(shown?.status(), 200);
     assert.equal(await decrypted(page), text);
     assert.match((await page.locator('.meta .language').textContent()) ?? '', /end-to-end encrypted/);
+    assert.equal(await page.locator('.decrypt-form').isVisible(), false, 'no password asked for');
     assert.deepEqual(await axeViolations(page), []);
     await assertNoOverflow(page);
     await screenshot(page, `paste-encrypted-view-${viewport.name}`);
@@ -216,6 +217,11 @@ for (const viewport of VIEWPORTS) {
     await page.fill('.decrypt-form input[type="password"]', password);
     await page.click('.decrypt-form button[type="submit"]');
     assert.equal(await decrypted(page), text);
+    assert.equal(
+      await page.locator('.decrypt-form').isVisible(),
+      false,
+      'the password form goes once it opened',
+    );
     assert.deepEqual(await axeViolations(page), []);
     await screenshot(page, `paste-encrypted-password-view-${viewport.name}`);
 
