@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { type AxeViolation, axeViolations, browserSuite, screenshot } from '../test/support/browser.ts';
+import { seal } from '../test/support/envelope.ts';
 
 /**
  * Every page of the four services (and payments, sign-in, the HTML error page) in Chromium at a
@@ -41,6 +42,8 @@ interface Fixtures {
   bookingId: string;
   paste: string;
   lockedPaste: string;
+  /** An end-to-end encrypted paste's id and #key. */
+  encryptedPaste: string;
   notificationId: string;
   notifyUser: string;
   paymentPath: string;
@@ -104,6 +107,11 @@ async function makeFixtures(): Promise<Fixtures> {
     content: 'secret',
     password: 'correct horse',
   });
+  const sealed = seal('const secret = 42;\n');
+  const encrypted = await api<{ short_url: string }>('POST', '/api/v1/paste', {
+    content: sealed.envelope,
+    encryption: 'aes-256-gcm',
+  });
 
   const notifyUser = `pages-${randomUUID().slice(0, 8)}`;
   await api(
@@ -154,6 +162,7 @@ async function makeFixtures(): Promise<Fixtures> {
     bookingId: booked.booking_id,
     paste: paste.short_url,
     lockedPaste: locked.short_url,
+    encryptedPaste: `${encrypted.short_url}#${sealed.key}`,
     notificationId: sent.id,
     notifyUser,
     paymentPath: new URL(exit.paymentUrl).pathname,
@@ -174,6 +183,11 @@ const VISITS: Visit[] = [
   { name: 'paste-form', path: () => '/paste' },
   { name: 'paste-view', path: () => `/${fixtures.paste}`, ready: '#paste-code' },
   { name: 'paste-unlock', path: () => `/${fixtures.lockedPaste}`, status: 401 },
+  {
+    name: 'paste-encrypted',
+    path: () => `/${fixtures.encryptedPaste}`,
+    ready: '.paste-encrypted[data-state="decrypted"]',
+  },
   { name: 'booking-search', path: () => '/movies' },
   { name: 'booking-movie', path: () => `/movies/${fixtures.movieId}?city=Mumbai` },
   { name: 'booking-seatmap', path: () => `/shows/${fixtures.showId}`, ready: '#seatmap button.seat' },

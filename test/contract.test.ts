@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { topicFor } from '../src/notify/notifications/outbox.ts';
 import { unsubscribeToken } from '../src/notify/preferences/unsubscribe.ts';
@@ -161,6 +161,11 @@ const fixtures = {
   },
 };
 
+/** An end-to-end encrypted paste's body: a version 1 envelope (src/paste/envelope.ts) of random bytes. */
+const ENCRYPTED_PASTE = {
+  encryption: 'aes-256-gcm',
+  content: Buffer.concat([Buffer.from([1, 0]), randomBytes(12 + 32)]).toString('base64'),
+};
 const template = { id: 'contract.sms', body: 'Hello {{ name }}' };
 const theaterBody = (cityId: string) => ({
   city_id: cityId,
@@ -242,6 +247,80 @@ const CASES: Record<string, (c: Context) => Promise<void>> = {
     await call(201, { ...once, payload: { content: 'once' } });
     await call(201, { ...once, payload: { content: 'once' } });
     await call(422, { ...once, payload: { content: 'another' } });
+    // End-to-end encrypted: the envelope is checked, never decrypted.
+    await call(201, {
+      method: 'POST',
+      url: '/api/v1/paste',
+      payload: ENCRYPTED_PASTE,
+      remoteAddress: freshIp(),
+    });
+    await call(400, {
+      method: 'POST',
+      url: '/api/v1/paste',
+      payload: { ...ENCRYPTED_PASTE, content: 'not an envelope' },
+      remoteAddress: freshIp(),
+    });
+  },
+  async postDocuments({ call }) {
+    // The haste API (src/paste/haste.ts): the body is the text, answered 200 {"key"}.
+    await call(200, {
+      method: 'POST',
+      url: '/documents',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'from the haste gem',
+      remoteAddress: freshIp(),
+    });
+    await call(400, { method: 'POST', url: '/documents', remoteAddress: freshIp() });
+    await call(401, {
+      method: 'POST',
+      url: '/documents',
+      headers: { authorization: 'Bearer pk_wrong', 'content-type': 'text/plain' },
+      payload: 'x',
+      remoteAddress: freshIp(),
+    });
+    await call(415, {
+      method: 'POST',
+      url: '/documents',
+      headers: { 'content-type': 'text/plain; charset=iso-8859-1' },
+      payload: 'caf\xe9',
+      remoteAddress: freshIp(),
+    });
+    await call(422, {
+      method: 'POST',
+      url: '/documents',
+      headers: { 'content-type': 'application/octet-stream' },
+      payload: Buffer.from([0, 1, 2, 0xff, 0xfe]),
+      remoteAddress: freshIp(),
+    });
+  },
+  async getDocumentsByKey({ call }) {
+    const paste = await fixtures.paste();
+    await call(200, { url: `/documents/${paste.short_url}` });
+    await call(200, { url: `/documents/${paste.short_url}.txt` });
+    await call(400, { url: '/documents/no-such-id!' });
+    const locked = await fixtures.paste({ content: 'x', password: 'sesame' });
+    await call(401, { url: `/documents/${locked.short_url}` });
+    await call(404, { url: '/documents/nopaste' });
+    const sealed = await fixtures.paste(ENCRYPTED_PASTE);
+    await call(409, { url: `/documents/${sealed.short_url}` });
+    await t.app.inject({
+      method: 'DELETE',
+      url: `/api/v1/paste/${paste.short_url}`,
+      headers: { 'x-delete-token': paste.delete_token },
+    });
+    await call(410, { url: `/documents/${paste.short_url}` });
+  },
+  async getRawByKey({ call }) {
+    const paste = await fixtures.paste();
+    const raw = await call(200, { url: `/raw/${paste.short_url}` });
+    await call(304, {
+      url: `/raw/${paste.short_url}`,
+      headers: { 'if-none-match': String(raw.headers.etag) },
+    });
+    await call(400, { url: '/raw/no-such-id!' });
+    await call(404, { url: '/raw/nopaste' });
+    const sealed = await fixtures.paste(ENCRYPTED_PASTE);
+    await call(409, { url: `/raw/${sealed.short_url}` });
   },
   async postPasteAlias({ call }) {
     await call(201, { method: 'POST', url: '/paste', payload: { content: 'x' }, remoteAddress: freshIp() });
@@ -339,6 +418,8 @@ const CASES: Record<string, (c: Context) => Promise<void>> = {
       headers: { 'if-none-match': String(raw.headers.etag) },
     });
     await call(404, { url: '/nopaste/raw' });
+    const sealed = await fixtures.paste(ENCRYPTED_PASTE);
+    await call(409, { url: `/${sealed.short_url}/raw` });
   },
   async deletePasteByShortUrl({ call }) {
     const paste = await fixtures.paste();

@@ -223,7 +223,9 @@ export interface paths {
         };
         /**
          * The paste as text/plain (with ETag; ?download=1 for an attachment)
-         * @description Public; an account key (pasteKey) may add what only they see.
+         * @description An end-to-end encrypted paste answers 409 `paste_encrypted` (and is not burned): the server holds only its envelope, which GET /api/v1/paste/{short_url} gives.
+         *
+         *     Public; an account key (pasteKey) may add what only they see.
          */
         get: operations["getByShortUrlRaw"];
         put?: never;
@@ -266,6 +268,72 @@ export interface paths {
          * @description Caller: an account key (pasteKey).
          */
         get: operations["getUsersMePastes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/documents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a paste (haste API: hastebin clients and editor plugins)
+         * @description The body is the text, whatever its media type (the `haste` gem sends x-www-form-urlencoded or none). Answers 200 `{"key"}` (haste clients check for 200), the delete token in X-Delete-Token. Options as POST /api/v1/paste in the query string; limits, rate limits and Idempotency-Key as there. Errors are problem+json with a `message` member as well (what haste clients show), equal to `detail`.
+         *
+         *     Public; an account key (pasteKey) may add what only they see.
+         */
+        post: operations["postDocuments"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/documents/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a paste as a haste document `{"key","data"}`
+         * @description The read checks of GET /api/v1/paste/{short_url}: unknown → 404, gone → 410, private → 404 but to the owner, password → X-Paste-Password (401), burn-after-read → this read burns it; an end-to-end encrypted paste → 409 `paste_encrypted` (the server has no text to give). Errors are problem+json with a `message` member as well (what haste clients show), equal to `detail`.
+         *
+         *     Public; an account key (pasteKey) may add what only they see.
+         */
+        get: operations["getDocumentsByKey"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/raw/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a paste as text/plain (haste API)
+         * @description The read checks of GET /api/v1/paste/{short_url}: unknown → 404, gone → 410, private → 404 but to the owner, password → X-Paste-Password (401), burn-after-read → this read burns it; an end-to-end encrypted paste → 409 `paste_encrypted` (the server has no text to give). Errors are problem+json with a `message` member as well (what haste clients show), equal to `detail`.
+         *
+         *     Public; an account key (pasteKey) may add what only they see.
+         */
+        get: operations["getRawByKey"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1700,6 +1768,8 @@ export interface operations {
                 password?: string;
                 /** @description Deleted by its first read (HEAD and link-preview bots do not count) */
                 burn_after_read?: boolean;
+                /** @description End-to-end encrypted: `content` is the standard-base64 envelope (version, flags, iv, salt and iterations when a password is mixed in, AES-256-GCM ciphertext and tag; see the paste README) made by the client, whose key stays in the link fragment. Not with `password` or `syntax` */
+                encryption?: "aes-256-gcm";
             };
             header?: {
                 /** @description Makes a retry safe: the same key and body replay the first answer for 24 h (Idempotent-Replayed: true); the same key with another body → 422 idempotency_key_reused; while the first still runs → 409 */
@@ -1723,6 +1793,11 @@ export interface operations {
                     password?: string;
                     /** @description Deleted by its first read (HEAD and link-preview bots do not count) */
                     burn_after_read?: boolean;
+                    /**
+                     * @description End-to-end encrypted: `content` is the standard-base64 envelope (version, flags, iv, salt and iterations when a password is mixed in, AES-256-GCM ciphertext and tag; see the paste README) made by the client, whose key stays in the link fragment. Not with `password` or `syntax`
+                     * @enum {string}
+                     */
+                    encryption?: "aes-256-gcm";
                 };
                 "text/plain": string;
                 "application/octet-stream": string;
@@ -1740,6 +1815,11 @@ export interface operations {
                     password?: string;
                     /** @description Deleted by its first read (HEAD and link-preview bots do not count) */
                     burn_after_read?: boolean;
+                    /**
+                     * @description End-to-end encrypted: `content` is the standard-base64 envelope (version, flags, iv, salt and iterations when a password is mixed in, AES-256-GCM ciphertext and tag; see the paste README) made by the client, whose key stays in the link fragment. Not with `password` or `syntax`
+                     * @enum {string}
+                     */
+                    encryption?: "aes-256-gcm";
                 };
             };
         };
@@ -1889,6 +1969,8 @@ export interface operations {
                 password?: string;
                 /** @description Deleted by its first read (HEAD and link-preview bots do not count) */
                 burn_after_read?: boolean;
+                /** @description End-to-end encrypted: `content` is the standard-base64 envelope (version, flags, iv, salt and iterations when a password is mixed in, AES-256-GCM ciphertext and tag; see the paste README) made by the client, whose key stays in the link fragment. Not with `password` or `syntax` */
+                encryption?: "aes-256-gcm";
             };
             header?: {
                 /** @description Makes a retry safe: the same key and body replay the first answer for 24 h (Idempotent-Replayed: true); the same key with another body → 422 idempotency_key_reused; while the first still runs → 409 */
@@ -2042,6 +2124,8 @@ export interface operations {
                 password?: string;
                 /** @description Deleted by its first read (HEAD and link-preview bots do not count) */
                 burn_after_read?: boolean;
+                /** @description End-to-end encrypted: `content` is the standard-base64 envelope (version, flags, iv, salt and iterations when a password is mixed in, AES-256-GCM ciphertext and tag; see the paste README) made by the client, whose key stays in the link fragment. Not with `password` or `syntax` */
+                encryption?: "aes-256-gcm";
             };
             header?: {
                 /** @description Makes a retry safe: the same key and body replay the first answer for 24 h (Idempotent-Replayed: true); the same key with another body → 422 idempotency_key_reused; while the first still runs → 409 */
@@ -2065,6 +2149,11 @@ export interface operations {
                     password?: string;
                     /** @description Deleted by its first read (HEAD and link-preview bots do not count) */
                     burn_after_read?: boolean;
+                    /**
+                     * @description End-to-end encrypted: `content` is the standard-base64 envelope (version, flags, iv, salt and iterations when a password is mixed in, AES-256-GCM ciphertext and tag; see the paste README) made by the client, whose key stays in the link fragment. Not with `password` or `syntax`
+                     * @enum {string}
+                     */
+                    encryption?: "aes-256-gcm";
                 };
                 "text/plain": string;
                 "application/octet-stream": string;
@@ -2082,6 +2171,11 @@ export interface operations {
                     password?: string;
                     /** @description Deleted by its first read (HEAD and link-preview bots do not count) */
                     burn_after_read?: boolean;
+                    /**
+                     * @description End-to-end encrypted: `content` is the standard-base64 envelope (version, flags, iv, salt and iterations when a password is mixed in, AES-256-GCM ciphertext and tag; see the paste README) made by the client, whose key stays in the link fragment. Not with `password` or `syntax`
+                     * @enum {string}
+                     */
+                    encryption?: "aes-256-gcm";
                 };
             };
         };
@@ -2232,6 +2326,8 @@ export interface operations {
                 password?: string;
                 /** @description Deleted by its first read (HEAD and link-preview bots do not count) */
                 burn_after_read?: boolean;
+                /** @description End-to-end encrypted: `content` is the standard-base64 envelope (version, flags, iv, salt and iterations when a password is mixed in, AES-256-GCM ciphertext and tag; see the paste README) made by the client, whose key stays in the link fragment. Not with `password` or `syntax` */
+                encryption?: "aes-256-gcm";
             };
             header?: {
                 /** @description Makes a retry safe: the same key and body replay the first answer for 24 h (Idempotent-Replayed: true); the same key with another body → 422 idempotency_key_reused; while the first still runs → 409 */
@@ -2385,6 +2481,8 @@ export interface operations {
                 password?: string;
                 /** @description Deleted by its first read (HEAD and link-preview bots do not count) */
                 burn_after_read?: boolean;
+                /** @description End-to-end encrypted: `content` is the standard-base64 envelope (version, flags, iv, salt and iterations when a password is mixed in, AES-256-GCM ciphertext and tag; see the paste README) made by the client, whose key stays in the link fragment. Not with `password` or `syntax` */
+                encryption?: "aes-256-gcm";
             };
             header?: {
                 /** @description Makes a retry safe: the same key and body replay the first answer for 24 h (Idempotent-Replayed: true); the same key with another body → 422 idempotency_key_reused; while the first still runs → 409 */
@@ -2409,6 +2507,11 @@ export interface operations {
                     password?: string;
                     /** @description Deleted by its first read (HEAD and link-preview bots do not count) */
                     burn_after_read?: boolean;
+                    /**
+                     * @description End-to-end encrypted: `content` is the standard-base64 envelope (version, flags, iv, salt and iterations when a password is mixed in, AES-256-GCM ciphertext and tag; see the paste README) made by the client, whose key stays in the link fragment. Not with `password` or `syntax`
+                     * @enum {string}
+                     */
+                    encryption?: "aes-256-gcm";
                 };
                 "text/plain": string;
                 "application/octet-stream": string;
@@ -2582,6 +2685,11 @@ export interface operations {
                         is_private: boolean;
                         /** @description Bytes of UTF-8 */
                         size: number;
+                        /**
+                         * @description Only on an end-to-end encrypted paste: `content` is then its base64 envelope
+                         * @enum {string}
+                         */
+                        encryption?: "aes-256-gcm";
                     };
                 };
             };
@@ -2814,6 +2922,11 @@ export interface operations {
                         is_private: boolean;
                         /** @description Bytes of UTF-8 */
                         size: number;
+                        /**
+                         * @description Only on an end-to-end encrypted paste: `content` is then its base64 envelope
+                         * @enum {string}
+                         */
+                        encryption?: "aes-256-gcm";
                     };
                 };
             };
@@ -3024,6 +3137,19 @@ export interface operations {
                 };
             };
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            409: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             410: {
                 headers: {
                     /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
@@ -3210,6 +3336,425 @@ export interface operations {
                 };
             };
             /** @description Too many requests; Retry-After says when to ask again */
+            429: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postDocuments: {
+        parameters: {
+            query?: {
+                /** @description A highlight.js language name or alias (GET /api/v1/paste/languages); absent means auto-detected on the page */
+                syntax?: string;
+                /** @description Seconds until the paste expires (60 s to 5 years); absent means never */
+                expires_in?: number;
+                /** @description Readable by the owner only; needs an API key */
+                is_private?: boolean;
+                /** @description Readers must send it (X-Paste-Password) */
+                password?: string;
+                /** @description Deleted by its first read (HEAD and link-preview bots do not count) */
+                burn_after_read?: boolean;
+                /** @description End-to-end encrypted: `content` is the standard-base64 envelope (version, flags, iv, salt and iterations when a password is mixed in, AES-256-GCM ciphertext and tag; see the paste README) made by the client, whose key stays in the link fragment. Not with `password` or `syntax` */
+                encryption?: "aes-256-gcm";
+            };
+            header?: {
+                /** @description Makes a retry safe: the same key and body replay the first answer for 24 h (Idempotent-Replayed: true); the same key with another body → 422 idempotency_key_reused; while the first still runs → 409 */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "text/plain": string;
+                "application/x-www-form-urlencoded": string;
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Present on the replay of the first answer to this Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    /** @description The URL of the resource this answer created or names */
+                    Location?: string;
+                    /** @description The token that deletes this paste (shown once) */
+                    "X-Delete-Token"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The paste short_url */
+                        key: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            400: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            401: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A conflict with the current state */
+            409: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            413: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            415: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            422: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            429: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getDocumentsByKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The password of a protected paste */
+                "x-paste-password"?: string;
+            };
+            path: {
+                /** @description The paste short_url, optionally with a file extension (`abc123.py`), which is ignored */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The paste short_url */
+                        key: string;
+                        /** @description The text */
+                        data: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            400: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            401: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            404: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            409: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            410: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            429: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getRawByKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The password of a protected paste */
+                "x-paste-password"?: string;
+                /** @description The ETag of the copy the client holds: 304 without a body while it is current */
+                "if-none-match"?: string;
+            };
+            path: {
+                /** @description The paste short_url, optionally with a file extension (`abc123.py`), which is ignored */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    /** @description The validator of this representation; send it back in If-None-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Not Modified: the copy If-None-Match names is current */
+            304: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    /** @description The validator of this representation; send it back in If-None-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            400: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            401: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            404: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            409: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            410: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             429: {
                 headers: {
                     /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */

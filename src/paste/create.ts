@@ -73,10 +73,11 @@ export function useCreateBodyParsers(scope: FastifyInstance, { pageForm = false 
  * `curl -T f host/paste` sends the file without a media type: on a PUT, the body is the file
  * whatever its type says (text only: binary is 422 as everywhere).
  */
-export function usePutBodyParsers(scope: FastifyInstance) {
+export function usePutBodyParsers(scope: FastifyInstance, { errorHandler = true } = {}) {
   scope.removeAllContentTypeParsers();
   scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_CONTENT_BYTES }, rawText);
-  useCreateErrorHandler(scope);
+  // A scope with its own handler (haste.ts) builds on `createProblem` instead.
+  if (errorHandler) useCreateErrorHandler(scope);
 }
 
 /** A raw body is the UTF-8 text itself (another charset is 415). */
@@ -94,20 +95,22 @@ function rawText(request: FastifyRequest, body: Buffer, done: (error: Error | nu
 
 function useCreateErrorHandler(scope: FastifyInstance) {
   scope.setErrorHandler((error: FastifyError, request, reply) => {
-    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendProblem(reply, tooLarge());
-    if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-      return sendProblem(
-        reply,
-        pasteError(
-          'unsupported_media_type',
-          'Send JSON ({"content": "..."}), the text itself as text/plain or application/octet-stream, or a file as multipart/form-data',
-        ),
-      );
-    }
-    const appError = toAppError(error);
+    const appError = createProblem(error);
     if (appError.status >= 500) request.log.error({ err: error, code: appError.code }, 'request failed');
     return sendProblem(reply, appError);
   });
+}
+
+/** What a create route answers for an error: the body parsers' limits and media types, then the rest. */
+export function createProblem(error: FastifyError): AppError {
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return tooLarge();
+  if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+    return pasteError(
+      'unsupported_media_type',
+      'Send JSON ({"content": "..."}), the text itself as text/plain or application/octet-stream, or a file as multipart/form-data',
+    );
+  }
+  return toAppError(error);
 }
 
 /**

@@ -11,6 +11,10 @@ export const pasteError = defineErrors({
   invalid_api_key: { status: 401, title: 'The API key is not valid' },
   not_allowed: { status: 403, title: 'You may not do this to this paste' },
   email_taken: { status: 409, title: 'A user with this e-mail already exists' },
+  paste_encrypted: {
+    status: 409,
+    title: 'The paste is end-to-end encrypted: the server has no text to give',
+  },
   content_too_large: { status: 413, title: 'The paste is larger than 10 MB' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },
   content_not_utf8: { status: 422, title: 'The content is not valid UTF-8 text' },

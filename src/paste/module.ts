@@ -1,6 +1,7 @@
 import type { ServiceModule } from '../platform/module.ts';
 import { pasteKeyScheme } from './accounts.ts';
 import { createCleanup } from './cleanup.ts';
+import { hasteRoutes } from './haste.ts';
 import { pasteMigrations } from './migrations/index.ts';
 import { pastePageRoutes } from './pages/routes.ts';
 import { createPasteReads } from './reads.ts';
@@ -57,6 +58,7 @@ export const pasteModule: ServiceModule = {
       },
       async routes(app) {
         await app.register(pasteApiRoutes, { pastes: service, reads });
+        await app.register(hasteRoutes, { pastes: service, reads });
         await app.register(pastePageRoutes, { pastes: service, reads, baseUrl: deps.config.baseUrl });
       },
       jobs: [

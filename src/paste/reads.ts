@@ -24,6 +24,8 @@ export interface CachedPaste {
   burn_after_read: boolean;
   size: number;
   hash: string;
+  /** 'aes-256-gcm': `content` is the envelope of an end-to-end encrypted paste (ciphertext only). */
+  encryption?: string | null;
 }
 
 export type GoneReason = DeletedReason;
@@ -33,7 +35,11 @@ type Loaded = { state: 'live'; paste: CachedPaste } | { state: 'gone'; reason: G
 export interface LocalEntry {
   paste: CachedPaste;
   expiresAtMs: number;
-  /** Public, no password, no burn: any reader gets it without further checks. */
+  /**
+   * Public, no password, no burn, not encrypted: any reader gets it without further checks. An
+   * encrypted paste is never open, so every read of one passes the service's checks, where the raw
+   * text routes refuse it rather than serve the envelope as text.
+   */
   open: boolean;
   /**
    * The JSON body up to the views count, as one flat string; a read appends `views}`. Not UTF-8
@@ -168,13 +174,23 @@ export function createPasteReads(deps: ReadsDeps): PasteReads {
   }
 
   function toLocal(paste: CachedPaste): LocalEntry {
-    const { content, syntax, created_at, expires_at, content_type, is_private, size } = paste;
-    const head = JSON.stringify({ content, syntax, created_at, expires_at, content_type, is_private, size });
+    const { content, syntax, created_at, expires_at, content_type, is_private, size, encryption } = paste;
+    const head = JSON.stringify({
+      content,
+      syntax,
+      created_at,
+      expires_at,
+      content_type,
+      is_private,
+      size,
+      // Only an encrypted paste has the member: plain pastes answer as they always did.
+      ...(encryption ? { encryption } : {}),
+    });
     const id = BigInt(paste.id);
     return {
       paste,
       expiresAtMs: paste.expires_at ? Date.parse(paste.expires_at) : Infinity,
-      open: !paste.is_private && !paste.password_hash && !paste.burn_after_read,
+      open: !paste.is_private && !paste.password_hash && !paste.burn_after_read && !paste.encryption,
       jsonHead: flat(`${head.slice(0, -1)},"views":`),
       views: paste.views + (pending.get(id) ?? 0),
       idKey: id,
@@ -303,5 +319,6 @@ function toCached(row: PasteRow, content: string): CachedPaste {
     burn_after_read: row.burn_after_read,
     size: row.size,
     hash: row.content_hash,
+    encryption: row.encryption ?? null,
   };
 }

@@ -22,10 +22,10 @@ const INSERT_PASTES = `
     on conflict (hash) do update set touched_at = excluded.touched_at
   )
   insert into pastes (id, short_url, content_hash, content_type, syntax, created_at, expires_at, user_id,
-                      is_private, password_hash, burn_after_read, delete_token_hash, size)
+                      is_private, password_hash, burn_after_read, delete_token_hash, size, encryption)
   select * from unnest($7::bigint[], $8::varchar[], $9::varchar[], $10::varchar[], $11::varchar[],
                        $12::timestamptz[], $13::timestamptz[], $14::bigint[], $15::boolean[], $16::varchar[],
-                       $17::boolean[], $18::varchar[], $19::int[])`;
+                       $17::boolean[], $18::varchar[], $19::int[], $20::varchar[])`;
 
 /** SQL of the text sharing service; no rules here (they live in the service). */
 export function createPasteRepository(database: Database) {
@@ -77,6 +77,7 @@ export function createPasteRepository(database: Database) {
         pastes.map((paste) => paste.burn_after_read),
         pastes.map((paste) => paste.delete_token_hash),
         pastes.map((paste) => paste.size),
+        pastes.map((paste) => paste.encryption ?? null),
       ]);
     },
 

@@ -235,11 +235,14 @@ const readRoutes: FastifyPluginAsyncTypebox<PasteApiOptions> = async (app, { pas
       schema: {
         tags,
         summary: 'The paste as text/plain (with ETag; ?download=1 for an attachment)',
+        description:
+          'An end-to-end encrypted paste answers 409 `paste_encrypted` (and is not burned): the server holds ' +
+          'only its envelope, which GET /api/v1/paste/{short_url} gives.',
         params: ShortUrlParams,
         headers: ReadHeaders,
         response: {
           200: { content: { 'text/plain': { schema: { type: 'string' } } } },
-          ...problems(400, 401, 404, 410, 429),
+          ...problems(400, 401, 404, 409, 410, 429),
         },
       },
     },
@@ -252,7 +255,7 @@ const readRoutes: FastifyPluginAsyncTypebox<PasteApiOptions> = async (app, { pas
         return;
       }
       return (async () => {
-        const outcome = await pastes.read(request.params.short_url, readerOf(request));
+        const outcome = await pastes.read(request.params.short_url, readerOf(request), { text: true });
         if (outcome.kind === 'preview') previewReply(reply);
         else sendRaw(request, reply, outcome.entry, download);
         return reply;
@@ -354,7 +357,7 @@ function noContent(reply: FastifyReply) {
   reply.code(204).send();
 }
 
-function previewReply(reply: FastifyReply) {
+export function previewReply(reply: FastifyReply) {
   // A preview of a burn-after-read paste learns that it exists, nothing more, and burns nothing.
   return reply
     .header('cache-control', 'no-store')

@@ -32,6 +32,14 @@ const options = {
       description: 'Deleted by its first read (HEAD and link-preview bots do not count)',
     }),
   ),
+  encryption: Type.Optional(
+    Type.Literal('aes-256-gcm', {
+      description:
+        'End-to-end encrypted: `content` is the standard-base64 envelope (version, flags, iv, salt and ' +
+        'iterations when a password is mixed in, AES-256-GCM ciphertext and tag; see the paste README) made by ' +
+        'the client, whose key stays in the link fragment. Not with `password` or `syntax`',
+    }),
+  ),
 };
 
 export const CreatePasteBody = Type.Object(
@@ -131,6 +139,11 @@ export const PasteView = Type.Object({
   content_type: Type.String(),
   is_private: Type.Boolean(),
   size: Type.Integer({ description: 'Bytes of UTF-8' }),
+  encryption: Type.Optional(
+    Type.Literal('aes-256-gcm', {
+      description: 'Only on an end-to-end encrypted paste: `content` is then its base64 envelope',
+    }),
+  ),
 });
 
 export const CreateUserBody = Type.Object(

@@ -6,6 +6,7 @@ import { rateLimitHeaders } from '../platform/ratelimit/headers.ts';
 import type { RateDecision, RateLimiter, RatePolicy } from '../platform/ratelimit/index.ts';
 import { createBatcher } from './batcher.ts';
 import { checkText, packContent, type StoredContent } from './content.ts';
+import { checkEnvelope, ENCRYPTION } from './envelope.ts';
 import { pasteError } from './errors.ts';
 import { canonicalSyntax } from './highlight.ts';
 import type { LocalEntry, PasteReads } from './reads.ts';
@@ -22,6 +23,8 @@ export interface CreateInput {
   is_private?: boolean;
   password?: string;
   burn_after_read?: boolean;
+  /** 'aes-256-gcm': `content` is the base64 envelope of an end-to-end encrypted paste (envelope.ts). */
+  encryption?: string;
 }
 
 export interface Created {
@@ -166,12 +169,35 @@ export function createPasteService(deps: PasteServiceDeps) {
     if (input.password !== undefined && (input.password.length < 1 || input.password.length > 200)) {
       problems.push({ field: 'password', message: 'must be 1 to 200 characters' });
     }
+    if (input.encryption !== undefined) {
+      if (input.encryption !== ENCRYPTION) {
+        problems.push({ field: 'encryption', message: `must be "${ENCRYPTION}"` });
+      } else {
+        // The server never holds an encrypted paste's password: it is mixed into the key in the
+        // browser (flag 1 of the envelope). One sent here would be a secret the server must not see.
+        if (input.password !== undefined) {
+          problems.push({
+            field: 'password',
+            message:
+              'cannot be sent with encryption: derive the key from it before encrypting (envelope flag 1)',
+          });
+        }
+        // Highlighting needs the text, which the server never has.
+        if (syntax !== null) {
+          problems.push({
+            field: 'syntax',
+            message: 'cannot be set with encryption: the server never sees the text it would highlight',
+          });
+        }
+      }
+    }
     if (problems.length > 0) {
       throw pasteError('invalid_option', {
         detail: problems.map((p) => `${p.field} ${p.message}`).join('; '),
         extras: { errors: problems },
       });
     }
+    if (input.encryption === ENCRYPTION) checkEnvelope(input.content);
     return { syntax, expiresIn };
   }
 
@@ -213,6 +239,7 @@ export function createPasteService(deps: PasteServiceDeps) {
           burn_after_read: input.burn_after_read ?? false,
           delete_token_hash: deleteToken.hash,
           size: content.size,
+          encryption: input.encryption === ENCRYPTION ? ENCRYPTION : null,
         };
         try {
           await inserts.add({ paste: row, content });
@@ -240,7 +267,7 @@ export function createPasteService(deps: PasteServiceDeps) {
      * its existence does not leak); password → the right one, wrong ones limited per IP; burn
      * after read → the reader that wins the atomic update gets it, previews never burn.
      */
-    async read(shortUrl: string, reader: Reader): Promise<ReadOutcome> {
+    async read(shortUrl: string, reader: Reader, options: { text?: boolean } = {}): Promise<ReadOutcome> {
       const found = await reads.lookup(shortUrl);
       if (!found) throw notFound(shortUrl);
       if (found.state === 'gone') throw gone(found.reason);
@@ -252,6 +279,9 @@ export function createPasteService(deps: PasteServiceDeps) {
       ) {
         throw notFound(shortUrl);
       }
+      // Refused before a burn: the envelope served as text would read as garbage, and the paste
+      // must survive for the browser that holds its key.
+      if (options.text && paste.encryption) throw encrypted(shortUrl);
       if (paste.password_hash) await checkPassword(paste.password_hash, reader);
       if (!paste.burn_after_read) {
         // HEAD requests and link previews that reach this path are not readers.
@@ -382,6 +412,16 @@ export function createPasteService(deps: PasteServiceDeps) {
 
 export function notFound(shortUrl: string) {
   return pasteError('paste_not_found', `No paste ${shortUrl} (it may never have existed or has been purged)`);
+}
+
+export function encrypted(shortUrl: string) {
+  return pasteError('paste_encrypted', {
+    detail:
+      `Paste ${shortUrl} is end-to-end encrypted: the server holds only ciphertext and cannot give its text. ` +
+      'Open its link, with the key after #, in a browser, or decrypt the envelope from ' +
+      `GET /api/v1/paste/${shortUrl} yourself`,
+    extras: { encryption: ENCRYPTION },
+  });
 }
 
 export function gone(reason: 'expired' | 'deleted' | 'burned') {

@@ -50,10 +50,17 @@ export type PastesTable = {
   size: number;
   deleted_at: Date | null;
   deleted_reason: DeletedReason | null;
+  /** 'aes-256-gcm' for an end-to-end encrypted paste (its content is the envelope), null otherwise. */
+  encryption: string | null;
 };
 
 export type PasteDb = Kysely<PasteTables>;
 export type PasteRow = Selectable<PastesTable>;
 export type UserRow = Pick<Selectable<PasteUsersTable>, 'id' | 'email' | 'created_at'>;
 /** What a create stores in `pastes` (the content's hash travels with the content). */
-export type NewPaste = Omit<PasteRow, 'views' | 'deleted_at' | 'deleted_reason' | 'content_hash'>;
+export type NewPaste = Omit<
+  PasteRow,
+  'views' | 'deleted_at' | 'deleted_reason' | 'content_hash' | 'encryption'
+> & {
+  encryption?: string | null;
+};

@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Migrations } from '../../platform/db/migrate.ts';
+import { encryptionMigration } from './002_encryption.ts';
 
 /**
  * Tables of the text sharing service. Spec fields keep the spec's names; extras:
@@ -58,4 +59,5 @@ export const pasteMigrations: Migrations = {
       await sql`create index pastes_content on pastes (content_hash)`.execute(db);
     },
   },
+  '002_encryption': encryptionMigration,
 };

@@ -16,7 +16,15 @@ import type { PasteReads } from '../reads.ts';
 import { sendRaw } from '../routes.ts';
 import { CreatePasteQuery, homeCreateBody, problems } from '../schemas.ts';
 import type { CreateInput, PasteService } from '../service.ts';
-import { missingPage, pageData, SCRIPTS, STYLES, viewPage } from './views.ts';
+import {
+  ENCRYPTED_SCRIPTS,
+  ENCRYPTED_STYLES,
+  missingPage,
+  pageData,
+  SCRIPTS,
+  STYLES,
+  viewPage,
+} from './views.ts';
 
 const SHORT_URL = /^[0-9A-Za-z]{1,8}$/;
 const EXPIRY_CHOICES = [
@@ -68,8 +76,9 @@ export const pastePageRoutes: FastifyPluginAsyncTypebox<PastePagesOptions> = asy
       values,
       error,
       baseUrl,
-      styles: STYLES,
-      scripts: SCRIPTS,
+      // The form can encrypt in the browser (static/encrypted.js).
+      styles: ENCRYPTED_STYLES,
+      scripts: ENCRYPTED_SCRIPTS,
     });
   app.get('/', open, (_request, reply) => form(reply, true));
   app.get('/paste', open, (_request, reply) => form(reply, false));
@@ -175,7 +184,7 @@ export const pastePageRoutes: FastifyPluginAsyncTypebox<PastePagesOptions> = asy
       if (request.method !== 'HEAD') reads.countView(cached);
       return sendRaw(request, reply, cached, false);
     }
-    const outcome = await pastes.read(shortUrl, { ...readerOf(request), preview: true });
+    const outcome = await pastes.read(shortUrl, { ...readerOf(request), preview: true }, { text: true });
     if (outcome.kind === 'preview') {
       return reply
         .header('cache-control', 'no-store')

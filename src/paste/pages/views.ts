@@ -5,6 +5,9 @@ import type { LocalEntry, PasteReads } from '../reads.ts';
 /** What every paste page renders: the paste view, its metadata, the 404 page. */
 export const STYLES = ['/static/paste/paste.css', '/static/paste/hljs.css'];
 export const SCRIPTS = ['/static/paste/paste.js'];
+/** End-to-end encryption in the browser (static/encrypted.js): the create form and encrypted pastes' pages. */
+export const ENCRYPTED_STYLES = [...STYLES, '/static/paste/encrypted.css'];
+export const ENCRYPTED_SCRIPTS = [...SCRIPTS, '/static/paste/encrypted.js'];
 
 /** A paste's page, highlighted on its first view (the result is kept with the cached entry). */
 export function viewPage(
@@ -13,6 +16,8 @@ export function viewPage(
   entry: LocalEntry,
   extra: { burned?: boolean } = {},
 ) {
+  // Never highlighted: the server has only the envelope; the page's script decrypts it.
+  if (entry.paste.encryption) return reply.page('/paste/pages/encrypted', pageData(entry, extra));
   const page = entry.page ?? highlight(entry.paste.content, entry.paste.syntax);
   if (!entry.page) reads.attachPage(entry, page);
   const lines = countLines(entry.paste.content);
@@ -38,8 +43,8 @@ export function pageData(entry: LocalEntry, extra: Record<string, unknown>) {
     created: humanTime(paste.created_at),
     expires: paste.expires_at ? humanTime(paste.expires_at) : undefined,
     size: humanSize(paste.size),
-    styles: STYLES,
-    scripts: SCRIPTS,
+    styles: paste.encryption ? ENCRYPTED_STYLES : STYLES,
+    scripts: paste.encryption ? ENCRYPTED_SCRIPTS : SCRIPTS,
     ...extra,
   };
 }

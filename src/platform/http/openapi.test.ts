@@ -149,9 +149,9 @@ describe('/openapi.json', () => {
     assert.equal(spec.info.license?.name, pkg.license);
     assert.ok(spec.info.contact?.name);
     assert.equal(spec.servers?.[0]?.url, t.config.baseUrl);
-    // Two templates one URL can match leave a client guessing. The one pair is harmless and
-    // public (redocly.yaml, no-ambiguous-paths): /paste/raw would need a paste named "raw" or
-    // "paste", and ids are 6 to 8 characters.
+    // Two templates one URL can match leave a client guessing. These pairs are harmless and
+    // public (redocly.yaml, no-ambiguous-paths): /paste/raw, /documents/raw and /raw/raw would
+    // need a paste named "raw", "paste" or "documents", and ids are 6 to 8 characters.
     const templates = Object.keys(spec.paths);
     const overlapping = templates.flatMap((a, i) =>
       templates
@@ -159,7 +159,11 @@ describe('/openapi.json', () => {
         .filter((b) => overlap(a, b))
         .map((b) => `${a} ${b}`),
     );
-    assert.deepEqual(overlapping, ['/paste/{short_url} /{short_url}/raw']);
+    assert.deepEqual(overlapping, [
+      '/paste/{short_url} /{short_url}/raw',
+      '/{short_url}/raw /documents/{key}',
+      '/{short_url}/raw /raw/{key}',
+    ]);
   });
 });
 
