@@ -444,6 +444,40 @@ const CASES: Record<string, (c: Context) => Promise<void>> = {
     await call(404, { url: `/api/notifications/${id}`, headers: t.asUser('someone-else') });
     await call(404, { url: `/api/notifications/${missing}`, headers: t.asService });
   },
+  async deleteNotificationsById({ call, user, userId }) {
+    const later = new Date(t.clock.now().getTime() + 3_600_000).toISOString();
+    await t.app.inject({
+      method: 'PATCH',
+      url: `/api/users/${userId}/notification-preferences`,
+      headers: t.asService,
+      payload: { email: 'contract@example.com' },
+    });
+    const sent = await t.app.inject({
+      method: 'POST',
+      url: '/api/notifications',
+      headers: t.asService,
+      payload: {
+        user_id: userId,
+        type: 'contract',
+        channels: ['email'],
+        data: { name: 'Ada' },
+        send_at: later,
+      },
+    });
+    const id = sent.json().id as string;
+    await call(401, { method: 'DELETE', url: `/api/notifications/${id}`, headers: user });
+    await call(403, { method: 'DELETE', url: `/api/notifications/${id}`, headers: narrow });
+    await call(204, { method: 'DELETE', url: `/api/notifications/${id}`, headers: t.asService });
+    await call(404, { method: 'DELETE', url: `/api/notifications/${missing}`, headers: t.asService });
+    // Nothing pending: its only channel was skipped at the accept (no address).
+    const skipped = await t.app.inject({
+      method: 'POST',
+      url: '/api/notifications',
+      headers: t.asService,
+      payload: { user_id: 'u-no-address', type: 'contract', channels: ['email'], data: { name: 'Ada' } },
+    });
+    await call(409, { method: 'DELETE', url: `/api/notifications/${skipped.json().id}`, headers: t.asAdmin });
+  },
   async getUsersByUserIdNotifications({ call, user, userId }) {
     await call(200, { url: `/api/users/${userId}/notifications`, headers: user });
     await call(400, { url: `/api/users/${userId}/notifications?cursor=garbage`, headers: user });

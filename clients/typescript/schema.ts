@@ -285,7 +285,7 @@ export interface paths {
         put?: never;
         /**
          * Notify a user over one or more channels
-         * @description Each channel comes back `queued`, `scheduled` (quiet hours), `skipped` (channel off: `channel_disabled`; no address or push subscription: `no_address`) or `rate_limited` (with `retry_after` seconds). 429 when limits stopped every channel that was not skipped; 422 `unknown_type`, `unknown_channel` or `missing_variables` before anything is stored. `id` or `Idempotency-Key` makes the request idempotent for 24 h.
+         * @description Each channel comes back `queued`, `scheduled` (quiet hours, or `send_at` in the future), `skipped` (channel off: `channel_disabled`; no address or push subscription: `no_address`) or `rate_limited` (with `retry_after` seconds). 429 when limits stopped every channel that was not skipped; 422 `unknown_type`, `unknown_channel` or `missing_variables` before anything is stored. `id` or `Idempotency-Key` makes the request idempotent for 24 h.
          *
          *     Caller: a service key with `notify:send`, or an admin.
          */
@@ -372,7 +372,13 @@ export interface paths {
         get: operations["getNotificationsById"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Cancel a notification that is still pending
+         * @description Its `queued` and `scheduled` channels (a `send_at` or quiet hours) become `cancelled` and are never sent; channels already sending or sent stay. 204 also when it was cancelled before; 409 `notification_not_cancellable` when no channel is pending (being sent, sent, or never sent); 404 for an unknown id.
+         *
+         *     Caller: a service key with `notify:send`, or an admin.
+         */
+        delete: operations["deleteNotificationsById"];
         options?: never;
         head?: never;
         patch?: never;
@@ -3259,6 +3265,11 @@ export interface operations {
                         [key: string]: unknown;
                     };
                     priority?: "critical" | "high" | "normal" | "low";
+                    /**
+                     * Format: date-time
+                     * @description When to send (RFC 3339): the channels stay `scheduled` until then and may be cancelled (DELETE). Now or later (a minute of clock skew allowed) and at most NOTIFY_SEND_AT_MAX (30 days) ahead, else 422 `invalid_send_at`.
+                     */
+                    send_at?: string;
                 };
             };
         };
@@ -3276,7 +3287,7 @@ export interface operations {
                         status: string;
                         channels: {
                             channel: string;
-                            /** @description queued, scheduled, skipped or rate_limited */
+                            /** @description queued, scheduled (quiet hours or send_at), skipped or rate_limited */
                             status: string;
                             reason?: string;
                             /** @description Seconds until the limit resets */
@@ -3387,7 +3398,10 @@ export interface operations {
                             [key: string]: unknown;
                         };
                     }[];
-                    /** Format: date-time */
+                    /**
+                     * Format: date-time
+                     * @description When to send (RFC 3339): the channels stay `scheduled` until then and may be cancelled (DELETE). Now or later (a minute of clock skew allowed) and at most NOTIFY_SEND_AT_MAX (30 days) ahead, else 422 `invalid_send_at`.
+                     */
                     send_at?: string;
                     priority?: "critical" | "high" | "normal" | "low";
                 };
@@ -3694,6 +3708,7 @@ export interface operations {
                         created_at: string;
                         channels: {
                             channel: string;
+                            /** @description queued, scheduled, sending, sent, delivered, failed, dead_lettered, skipped, rate_limited or cancelled */
                             status: string;
                             reason: string | null;
                             provider: string | null;
@@ -3784,6 +3799,99 @@ export interface operations {
             };
         };
     };
+    deleteNotificationsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cancelled */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request does not match its schema (validation_failed, malformed_json) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized) */
+            401: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credentials do not allow this operation (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not the caller's (as if it did not exist) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests; Retry-After says when to ask again */
+            429: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     getUsersByUserIdNotifications: {
         parameters: {
             query: {
@@ -3823,6 +3931,7 @@ export interface operations {
                             created_at: string;
                             channels: {
                                 channel: string;
+                                /** @description queued, scheduled, sending, sent, delivered, failed, dead_lettered, skipped, rate_limited or cancelled */
                                 status: string;
                                 reason: string | null;
                                 provider: string | null;

@@ -80,6 +80,7 @@ async function createNotify(deps: PlatformDeps, doubles: NotifyModuleOptions): P
     clock,
     contacts,
     marketingTypes: settings.marketingTypes,
+    sendAtMaxMs: settings.sendAtMaxMs,
   });
   const service = createNotifyService({ repo, accept, templates, queue, clock });
   const preferences = createPreferencesService({
@@ -105,6 +106,7 @@ async function createNotify(deps: PlatformDeps, doubles: NotifyModuleOptions): P
 
   const api: NotifyApi = {
     send: (request, options) => service.send(request, options),
+    cancel: (request) => service.cancelByClientId(request.user_id, request.id),
     async setContact(userId, contact) {
       checkContact(userId, contact);
       await preferencesRepo.setContact(userId, contact, clock.now());

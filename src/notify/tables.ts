@@ -17,7 +17,15 @@ export type NotifyTables = {
 
 export type NotifyDb = Kysely<NotifyTables>;
 
-export type DeliveryStatus = ChannelOutcome | 'sending' | 'sent' | 'delivered' | 'failed' | 'dead_lettered';
+export type DeliveryStatus =
+  | ChannelOutcome
+  | 'sending'
+  | 'sent'
+  | 'delivered'
+  | 'failed'
+  | 'dead_lettered'
+  /** Taken back by its sender while still pending (migration 005). */
+  | 'cancelled';
 export type Lane = 'realtime' | 'batch';
 
 export type PreferencesTable = {

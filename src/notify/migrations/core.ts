@@ -119,4 +119,15 @@ export const coreMigrations: Migrations = {
         add column if not exists email_marketing_enabled boolean not null default true`.execute(db);
     },
   },
+  '005_notify_scheduled': {
+    async up(db: Kysely<unknown>) {
+      // `cancelled`: a pending delivery (queued, or scheduled by `send_at` or quiet hours) its
+      // sender took back (DELETE /api/notifications/{id}); final, like `skipped`.
+      await sql`alter table notification_deliveries
+        drop constraint if exists notification_deliveries_status_check`.execute(db);
+      await sql`alter table notification_deliveries add constraint notification_deliveries_status_check
+        check (status in ('queued', 'sending', 'sent', 'delivered', 'failed', 'dead_lettered', 'skipped',
+          'rate_limited', 'scheduled', 'cancelled'))`.execute(db);
+    },
+  },
 };

@@ -29,6 +29,11 @@ import type { AcceptLookup, NewDelivery, NotifyRepository } from './repository.t
 
 const CLIENT_ID = /^[\x21-\x7e]{1,64}$/;
 const DEDUP_WINDOW_MS = 24 * 3600_000;
+/**
+ * How far in the past a `send_at` may lie and still mean "now": the sender's clock and ours
+ * disagree a little, and a request retried after a network error arrives late.
+ */
+export const SEND_AT_SKEW_MS = 60_000;
 /** Types that always go, whatever the priority says (DESIGN §5: security alerts ignore quiet hours). */
 const CRITICAL_TYPES = new Set(['security_alert']);
 
@@ -56,9 +61,29 @@ export function createAccept(deps: {
   contacts: ContactsCache;
   /** Bulk types (NOTIFY_MARKETING_TYPES): their e-mail is skipped for a user who unsubscribed. */
   marketingTypes?: readonly string[];
+  /** How far ahead `send_at` may be (NOTIFY_SEND_AT_MAX). */
+  sendAtMaxMs?: number;
 }) {
   const { repo, templates, limits, outbox, clock, contacts } = deps;
   const marketing = new Set(deps.marketingTypes ?? []);
+
+  const sendAtMaxMs = deps.sendAtMaxMs ?? 30 * 86_400_000;
+
+  /** A `send_at` is the future (or now, within the skew) and at most `sendAtMaxMs` ahead. */
+  function checkSendAt(sendAt: string | undefined, now: Date) {
+    if (sendAt === undefined) return;
+    const at = Date.parse(sendAt);
+    if (at < now.getTime() - SEND_AT_SKEW_MS) {
+      throw err('invalid_send_at', { detail: 'send_at lies in the past', extras: { send_at: sendAt } });
+    }
+    const latest = new Date(now.getTime() + sendAtMaxMs);
+    if (at > latest.getTime()) {
+      throw err('invalid_send_at', {
+        detail: `send_at may be at most ${Math.round(sendAtMaxMs / 3600_000)} h ahead`,
+        extras: { send_at: sendAt, latest: latest.toISOString() },
+      });
+    }
+  }
 
   async function checkTemplates(type: string, channels: Channel[], data: Record<string, unknown>) {
     const problems = await templates.check(type, channels, data);
@@ -195,6 +220,7 @@ export function createAccept(deps: {
   /** Templates, then each channel's outcome; a refusal answers as a replay when it is one. */
   async function decide(a: Attempt): Promise<Outcomes | NotificationAccepted> {
     try {
+      checkSendAt(a.request.send_at, a.now);
       await checkTemplates(a.request.type, a.request.channels, a.request.data);
       return await channelOutcomes(a.request, a.now, a.found);
     } catch (error) {
