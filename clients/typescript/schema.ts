@@ -502,6 +502,56 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/notification-types/digests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Digestible notification types and their windows
+         * @description Caller: a service key with `notify:templates`, or an admin.
+         */
+        get: operations["getNotificationTypesDigests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/notification-types/{type}/digest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A type's digest window
+         * @description Caller: a service key with `notify:templates`, or an admin.
+         */
+        get: operations["getNotificationTypesByTypeDigest"];
+        /**
+         * Make a type digestible (or change its window)
+         * @description Events of this type for one user and channel inside a window are delivered as one message whose template gets them as `items` (and `count`). `every`: a window of that length from its first event; `daily_at`: until the next HH:MM in the user's zone. Windows already open keep their end.
+         *
+         *     Caller: an admin.
+         */
+        put: operations["putNotificationTypesByTypeDigest"];
+        post?: never;
+        /**
+         * Stop digesting a type (windows already open are still sent as one message)
+         * @description Caller: an admin.
+         */
+        delete: operations["deleteNotificationTypesByTypeDigest"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/templates": {
         parameters: {
             query?: never;
@@ -4762,6 +4812,355 @@ export interface operations {
             /** @description Not found, or not the caller's (as if it did not exist) */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getNotificationTypesDigests: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        digests: {
+                            type: string;
+                            every_seconds: number | null;
+                            daily_at: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized) */
+            401: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credentials do not allow this operation (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests; Retry-After says when to ask again */
+            429: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getNotificationTypesByTypeDigest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A notification type (≤ 20 characters) */
+                type: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        every_seconds: number | null;
+                        daily_at: string | null;
+                    };
+                };
+            };
+            /** @description The request does not match its schema (validation_failed, malformed_json) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized) */
+            401: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credentials do not allow this operation (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not the caller's (as if it did not exist) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests; Retry-After says when to ask again */
+            429: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    putNotificationTypesByTypeDigest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A notification type (≤ 20 characters) */
+                type: string;
+            };
+            cookie?: never;
+        };
+        /** @description Exactly one of `every` and `daily_at` */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A fixed window from its first event: `10m`, `1h`, `1d` (1 minute to 7 days) */
+                    every?: string;
+                    /** @description Daily at this local time (`HH:MM`) in each user's time zone */
+                    daily_at?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        every_seconds: number | null;
+                        daily_at: string | null;
+                    };
+                };
+            };
+            /** @description The request does not match its schema (validation_failed, malformed_json) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized) */
+            401: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credentials do not allow this operation (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but refused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests; Retry-After says when to ask again */
+            429: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteNotificationTypesByTypeDigest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A notification type (≤ 20 characters) */
+                type: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No longer digestible */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request does not match its schema (validation_failed, malformed_json) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized) */
+            401: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credentials do not allow this operation (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not the caller's (as if it did not exist) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests; Retry-After says when to ask again */
+            429: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before asking again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

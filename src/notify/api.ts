@@ -25,7 +25,8 @@ export interface NotificationRequest {
   send_at?: string;
 }
 
-export type ChannelOutcome = 'queued' | 'scheduled' | 'skipped' | 'rate_limited';
+/** `digested`: the type is digestible, the event waits in its window's one message (digests/). */
+export type ChannelOutcome = 'queued' | 'scheduled' | 'skipped' | 'rate_limited' | 'digested';
 
 /** What cancelling a notification did (`NotifyApi.cancel`, `DELETE /api/notifications/{id}`). */
 export type CancelOutcome =

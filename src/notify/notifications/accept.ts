@@ -11,6 +11,8 @@ import {
   type NotificationRequest,
   type Priority,
 } from '../api.ts';
+import type { DigestType } from '../digests/repository.ts';
+import type { Digests } from '../digests/service.ts';
 import { err } from '../errors.ts';
 import type { TemplateRenderer } from '../ports.ts';
 import type { Contacts, ContactsCache } from '../preferences/contacts-cache.ts';
@@ -41,6 +43,8 @@ export interface AcceptOptions {
   idempotencyKey?: string;
   lane?: Lane;
   batchId?: string;
+  /** False for a digest's own message (digests/service.ts): it is never digested again. */
+  digest?: boolean;
 }
 
 type ChannelResult = NotificationAccepted['channels'][number];
@@ -63,6 +67,8 @@ export function createAccept(deps: {
   marketingTypes?: readonly string[];
   /** How far ahead `send_at` may be (NOTIFY_SEND_AT_MAX). */
   sendAtMaxMs?: number;
+  /** Digestible types and their windows (digests/service.ts); without it nothing is digested. */
+  digests?: Pick<Digests, 'settingOf' | 'windowsFor' | 'store'>;
 }) {
   const { repo, templates, limits, outbox, clock, contacts } = deps;
   const marketing = new Set(deps.marketingTypes ?? []);
@@ -140,7 +146,7 @@ export function createAccept(deps: {
     return { earlier, answer: storedAnswer(earlier, hash, now) };
   }
 
-  async function channelOutcomes(request: Validated, now: Date, found: Promise<Known>) {
+  async function channelOutcomes(request: Validated, now: Date, found: Promise<Known>, digested: boolean) {
     const { prefs, subscriptions } = await found;
     const sendAt = request.send_at ? new Date(request.send_at) : undefined;
     const results: (ChannelResult & { scheduledFor: Date | null })[] = [];
@@ -157,6 +163,11 @@ export function createAccept(deps: {
       }
       if (!hasAddress(prefs, channel, subscriptions)) {
         skipped('no_address');
+        continue;
+      }
+      if (digested) {
+        // Its window's one message spends the limit, when it is sent: not each event.
+        results.push({ channel, status: 'digested', reason: 'digest', scheduledFor: null });
         continue;
       }
       const decision = await limits.consume(channel, request.user_id);
@@ -194,7 +205,23 @@ export function createAccept(deps: {
     const hash = () => (hashed ??= requestHash(canonicalJson()));
     const now = clock.now();
     const lane = options.lane ?? 'realtime';
-    return { request, options, lane, clientId, canonicalJson, hash, now, ...lookups(request, clientId) };
+    // A request with its own send_at is not digested: it names its time itself.
+    const digest: Promise<DigestType | undefined> =
+      deps.digests && options.digest !== false && request.send_at === undefined
+        ? deps.digests.settingOf(request.type)
+        : Promise.resolve(undefined);
+    digest.catch(() => {}); // awaited in `decide`
+    return {
+      request,
+      options,
+      lane,
+      clientId,
+      canonicalJson,
+      hash,
+      now,
+      digest,
+      ...lookups(request, clientId),
+    };
   }
   type Attempt = ReturnType<typeof begin>;
   type Outcomes = Awaited<ReturnType<typeof channelOutcomes>>;
@@ -221,8 +248,11 @@ export function createAccept(deps: {
   async function decide(a: Attempt): Promise<Outcomes | NotificationAccepted> {
     try {
       checkSendAt(a.request.send_at, a.now);
-      await checkTemplates(a.request.type, a.request.channels, a.request.data);
-      return await channelOutcomes(a.request, a.now, a.found);
+      const digest = await a.digest;
+      // A digestible type's templates render the window's events as `items`: checked with this one.
+      const data = digest ? { items: [a.request.data], count: 1 } : a.request.data;
+      await checkTemplates(a.request.type, a.request.channels, data);
+      return await channelOutcomes(a.request, a.now, a.found, digest !== undefined);
     } catch (error) {
       const answer = await replayed(a);
       if (answer) return answer;
@@ -255,6 +285,13 @@ export function createAccept(deps: {
       accepted,
       created_at: a.now,
     };
+    const digested = outcomes.filter((o) => o.status === 'digested').map((o) => o.channel);
+    const digest = await a.digest;
+    if (digested.length > 0 && digest && deps.digests) {
+      const { prefs } = await a.found;
+      const windows = deps.digests.windowsFor(digest, digested, a.now, prefs.timezone);
+      return deps.digests.store(notification, deliveries, windows);
+    }
     return repo.insert(notification, deliveries);
   }
 

@@ -206,7 +206,7 @@ export function createNotifyService(deps: {
         scheduled: 0,
         skipped: 0,
         channel_rate_limited: 0,
-      };
+      } as Record<string, number>;
       for (const recipient of recipients) {
         const accepted = await accept(
           {
@@ -222,7 +222,9 @@ export function createNotifyService(deps: {
         );
         counts[accepted.status === 'accepted' ? 'accepted' : 'rate_limited']++;
         for (const c of accepted.channels) {
-          counts[c.status === 'rate_limited' ? 'channel_rate_limited' : c.status]++;
+          // `digested` (a digestible type) is counted only when it occurs.
+          const key = c.status === 'rate_limited' ? 'channel_rate_limited' : c.status;
+          counts[key] = (counts[key] ?? 0) + 1;
         }
       }
       return { batch_id: batchId, recipients: recipients.length, counts };
