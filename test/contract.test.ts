@@ -577,6 +577,68 @@ const CASES: Record<string, (c: Context) => Promise<void>> = {
     await call(404, { url: `/api/notifications/${id}`, headers: t.asUser('someone-else') });
     await call(404, { url: `/api/notifications/${missing}`, headers: t.asService });
   },
+  async deleteNotificationsById({ call, user, userId }) {
+    const later = new Date(t.clock.now().getTime() + 3_600_000).toISOString();
+    await t.app.inject({
+      method: 'PATCH',
+      url: `/api/users/${userId}/notification-preferences`,
+      headers: t.asService,
+      payload: { email: 'contract@example.com' },
+    });
+    const sent = await t.app.inject({
+      method: 'POST',
+      url: '/api/notifications',
+      headers: t.asService,
+      payload: {
+        user_id: userId,
+        type: 'contract',
+        channels: ['email'],
+        data: { name: 'Ada' },
+        send_at: later,
+      },
+    });
+    const id = sent.json().id as string;
+    await call(401, { method: 'DELETE', url: `/api/notifications/${id}`, headers: user });
+    await call(403, { method: 'DELETE', url: `/api/notifications/${id}`, headers: narrow });
+    await call(204, { method: 'DELETE', url: `/api/notifications/${id}`, headers: t.asService });
+    await call(404, { method: 'DELETE', url: `/api/notifications/${missing}`, headers: t.asService });
+    // Nothing pending: its only channel was skipped at the accept (no address).
+    const skipped = await t.app.inject({
+      method: 'POST',
+      url: '/api/notifications',
+      headers: t.asService,
+      payload: { user_id: 'u-no-address', type: 'contract', channels: ['email'], data: { name: 'Ada' } },
+    });
+    await call(409, { method: 'DELETE', url: `/api/notifications/${skipped.json().id}`, headers: t.asAdmin });
+  },
+  async getNotificationTypesDigests({ call }) {
+    await call(200, { url: '/api/notification-types/digests', headers: t.asAdmin });
+    await call(401, { url: '/api/notification-types/digests' });
+    await call(403, { url: '/api/notification-types/digests', headers: narrow });
+  },
+  async getNotificationTypesByTypeDigest({ call }) {
+    const url = '/api/notification-types/contract_dg/digest';
+    await t.app.inject({ method: 'PUT', url, headers: t.asAdmin, payload: { every: '10m' } });
+    await call(200, { url, headers: t.asAdmin });
+    await call(404, { url: '/api/notification-types/never_dg/digest', headers: t.asAdmin });
+    await call(400, { url: '/api/notification-types/bad%20type/digest', headers: t.asAdmin });
+    await call(401, { url });
+    await call(403, { url, headers: narrow });
+  },
+  async putNotificationTypesByTypeDigest({ call }) {
+    const url = '/api/notification-types/contract_dg2/digest';
+    await call(200, { method: 'PUT', url, headers: t.asAdmin, payload: { daily_at: '09:00' } });
+    await call(400, { method: 'PUT', url, headers: t.asAdmin, payload: { daily_at: '9' } });
+    await call(422, { method: 'PUT', url, headers: t.asAdmin, payload: {} });
+    await call(401, { method: 'PUT', url, headers: t.asService, payload: { every: '1h' } });
+  },
+  async deleteNotificationTypesByTypeDigest({ call }) {
+    const url = '/api/notification-types/contract_dg3/digest';
+    await t.app.inject({ method: 'PUT', url, headers: t.asAdmin, payload: { every: '1h' } });
+    await call(204, { method: 'DELETE', url, headers: t.asAdmin });
+    await call(404, { method: 'DELETE', url, headers: t.asAdmin });
+    await call(401, { method: 'DELETE', url });
+  },
   async getUsersByUserIdNotifications({ call, user, userId }) {
     await call(200, { url: `/api/users/${userId}/notifications`, headers: user });
     await call(400, { url: `/api/users/${userId}/notifications?cursor=garbage`, headers: user });

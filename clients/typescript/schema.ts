@@ -353,7 +353,7 @@ export interface paths {
         put?: never;
         /**
          * Notify a user over one or more channels
-         * @description Each channel comes back `queued`, `scheduled` (quiet hours), `skipped` (channel off: `channel_disabled`; no address or push subscription: `no_address`) or `rate_limited` (with `retry_after` seconds). 429 when limits stopped every channel that was not skipped; 422 `unknown_type`, `unknown_channel` or `missing_variables` before anything is stored. `id` or `Idempotency-Key` makes the request idempotent for 24 h.
+         * @description Each channel comes back `queued`, `scheduled` (quiet hours, or `send_at` in the future), `skipped` (channel off: `channel_disabled`; no address or push subscription: `no_address`) or `rate_limited` (with `retry_after` seconds). 429 when limits stopped every channel that was not skipped; 422 `unknown_type`, `unknown_channel` or `missing_variables` before anything is stored. `id` or `Idempotency-Key` makes the request idempotent for 24 h.
          *
          *     Caller: a service key with `notify:send`, or an admin.
          */
@@ -440,7 +440,13 @@ export interface paths {
         get: operations["getNotificationsById"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Cancel a notification that is still pending
+         * @description Its `queued` and `scheduled` channels (a `send_at` or quiet hours) become `cancelled` and are never sent; channels already sending or sent stay. 204 also when it was cancelled before; 409 `notification_not_cancellable` when no channel is pending (being sent, sent, or never sent); 404 for an unknown id.
+         *
+         *     Caller: a service key with `notify:send`, or an admin.
+         */
+        delete: operations["deleteNotificationsById"];
         options?: never;
         head?: never;
         patch?: never;
@@ -559,6 +565,56 @@ export interface paths {
          */
         post: operations["postNotifyUnsubscribeByToken"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/notification-types/digests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Digestible notification types and their windows
+         * @description Caller: a service key with `notify:templates`, or an admin.
+         */
+        get: operations["getNotificationTypesDigests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/notification-types/{type}/digest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A type's digest window
+         * @description Caller: a service key with `notify:templates`, or an admin.
+         */
+        get: operations["getNotificationTypesByTypeDigest"];
+        /**
+         * Make a type digestible (or change its window)
+         * @description Events of this type for one user and channel inside a window are delivered as one message whose template gets them as `items` (and `count`). `every`: a window of that length from its first event; `daily_at`: until the next HH:MM in the user's zone. Windows already open keep their end.
+         *
+         *     Caller: an admin.
+         */
+        put: operations["putNotificationTypesByTypeDigest"];
+        post?: never;
+        /**
+         * Stop digesting a type (windows already open are still sent as one message)
+         * @description Caller: an admin.
+         */
+        delete: operations["deleteNotificationTypesByTypeDigest"];
         options?: never;
         head?: never;
         patch?: never;
@@ -3804,6 +3860,11 @@ export interface operations {
                         [key: string]: unknown;
                     };
                     priority?: "critical" | "high" | "normal" | "low";
+                    /**
+                     * Format: date-time
+                     * @description When to send (RFC 3339): the channels stay `scheduled` until then and may be cancelled (DELETE). Now or later (a minute of clock skew allowed) and at most NOTIFY_SEND_AT_MAX (30 days) ahead, else 422 `invalid_send_at`.
+                     */
+                    send_at?: string;
                 };
             };
         };
@@ -3821,7 +3882,7 @@ export interface operations {
                         status: string;
                         channels: {
                             channel: string;
-                            /** @description queued, scheduled, skipped or rate_limited */
+                            /** @description queued, scheduled (quiet hours or send_at), skipped or rate_limited */
                             status: string;
                             reason?: string;
                             /** @description Seconds until the limit resets */
@@ -3932,7 +3993,10 @@ export interface operations {
                             [key: string]: unknown;
                         };
                     }[];
-                    /** Format: date-time */
+                    /**
+                     * Format: date-time
+                     * @description When to send (RFC 3339): the channels stay `scheduled` until then and may be cancelled (DELETE). Now or later (a minute of clock skew allowed) and at most NOTIFY_SEND_AT_MAX (30 days) ahead, else 422 `invalid_send_at`.
+                     */
                     send_at?: string;
                     priority?: "critical" | "high" | "normal" | "low";
                 };
@@ -4239,6 +4303,7 @@ export interface operations {
                         created_at: string;
                         channels: {
                             channel: string;
+                            /** @description queued, scheduled, sending, sent, delivered, failed, dead_lettered, skipped, rate_limited or cancelled */
                             status: string;
                             reason: string | null;
                             provider: string | null;
@@ -4329,6 +4394,99 @@ export interface operations {
             };
         };
     };
+    deleteNotificationsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cancelled */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request does not match its schema (validation_failed, malformed_json) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized) */
+            401: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credentials do not allow this operation (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not the caller's (as if it did not exist) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests; Retry-After says when to ask again */
+            429: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     getUsersByUserIdNotifications: {
         parameters: {
             query: {
@@ -4368,6 +4526,7 @@ export interface operations {
                             created_at: string;
                             channels: {
                                 channel: string;
+                                /** @description queued, scheduled, sending, sent, delivered, failed, dead_lettered, skipped, rate_limited or cancelled */
                                 status: string;
                                 reason: string | null;
                                 provider: string | null;
@@ -5198,6 +5357,355 @@ export interface operations {
             /** @description Not found, or not the caller's (as if it did not exist) */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getNotificationTypesDigests: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        digests: {
+                            type: string;
+                            every_seconds: number | null;
+                            daily_at: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized) */
+            401: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credentials do not allow this operation (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests; Retry-After says when to ask again */
+            429: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getNotificationTypesByTypeDigest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A notification type (≤ 20 characters) */
+                type: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        every_seconds: number | null;
+                        daily_at: string | null;
+                    };
+                };
+            };
+            /** @description The request does not match its schema (validation_failed, malformed_json) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized) */
+            401: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credentials do not allow this operation (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not the caller's (as if it did not exist) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests; Retry-After says when to ask again */
+            429: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    putNotificationTypesByTypeDigest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A notification type (≤ 20 characters) */
+                type: string;
+            };
+            cookie?: never;
+        };
+        /** @description Exactly one of `every` and `daily_at` */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A fixed window from its first event: `10m`, `1h`, `1d` (1 minute to 7 days) */
+                    every?: string;
+                    /** @description Daily at this local time (`HH:MM`) in each user's time zone */
+                    daily_at?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        every_seconds: number | null;
+                        daily_at: string | null;
+                    };
+                };
+            };
+            /** @description The request does not match its schema (validation_failed, malformed_json) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized) */
+            401: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credentials do not allow this operation (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but refused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests; Retry-After says when to ask again */
+            429: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteNotificationTypesByTypeDigest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A notification type (≤ 20 characters) */
+                type: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No longer digestible */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request does not match its schema (validation_failed, malformed_json) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized) */
+            401: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credentials do not allow this operation (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not the caller's (as if it did not exist) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests; Retry-After says when to ask again */
+            429: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before asking again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

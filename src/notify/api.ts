@@ -18,11 +18,23 @@ export interface NotificationRequest {
   /** Template variables. */
   data: Record<string, unknown>;
   priority?: Priority;
-  /** Batch lane only: when to send (ISO 8601). */
+  /**
+   * When to send (RFC 3339): the channels wait `scheduled` until then. Now or later (a minute's
+   * skew allowed), at most NOTIFY_SEND_AT_MAX (30 days) ahead.
+   */
   send_at?: string;
 }
 
-export type ChannelOutcome = 'queued' | 'scheduled' | 'skipped' | 'rate_limited';
+/** `digested`: the type is digestible, the event waits in its window's one message (digests/). */
+export type ChannelOutcome = 'queued' | 'scheduled' | 'skipped' | 'rate_limited' | 'digested';
+
+/** What cancelling a notification did (`NotifyApi.cancel`, `DELETE /api/notifications/{id}`). */
+export type CancelOutcome =
+  /** Its pending channels are `cancelled` now (or were already). */
+  | 'cancelled'
+  /** Nothing was pending: a channel is being sent or was sent. */
+  | 'not_cancellable'
+  | 'not_found';
 
 export interface NotificationAccepted {
   id: string;
@@ -32,6 +44,11 @@ export interface NotificationAccepted {
 
 export interface NotifyApi {
   send(request: NotificationRequest, options?: { idempotencyKey?: string }): Promise<NotificationAccepted>;
+  /**
+   * Takes back a notification that is still pending: the one this user got under the client id
+   * `id` (the request's `id`). Channels being sent or sent stay as they are.
+   */
+  cancel(request: { user_id: string; id: string }): Promise<CancelOutcome>;
   /** Sets a user's addresses (booking knows them from checkout), keeping their other preferences. */
   setContact(userId: string, contact: { email?: string; phone?: string }): Promise<void>;
 }

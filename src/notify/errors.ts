@@ -10,6 +10,13 @@ export const err = defineErrors({
     status: 429,
     title: 'Every requested channel is over its per-user limit',
   },
+  invalid_send_at: { status: 422, title: 'send_at must be now or later, and not too far ahead' },
+  notification_not_cancellable: {
+    status: 409,
+    title: 'The notification is being sent or was sent; nothing is left to cancel',
+  },
+  invalid_digest: { status: 422, title: 'The digest window is not valid' },
+  digest_not_found: { status: 404, title: 'This notification type is not digestible' },
   notification_not_found: { status: 404, title: 'No such notification' },
   dead_letter_not_found: { status: 404, title: 'No such dead letter' },
   push_subscription_not_found: { status: 404, title: 'No such push subscription' },

@@ -5,6 +5,9 @@ import type { ModuleInstance, PlatformDeps, ServiceModule } from '../platform/mo
 import type { Consumer, Queue } from '../platform/queue/index.ts';
 import { CHANNELS, type Channel, type NotifyApi } from './api.ts';
 import { createDeliveryHandler } from './delivery/handler.ts';
+import { createDigestRepository } from './digests/repository.ts';
+import { digestRoutes } from './digests/routes.ts';
+import { createDigests } from './digests/service.ts';
 import { notifyMigrations } from './migrations/index.ts';
 import { createAccept } from './notifications/accept.ts';
 import { createChannelLimits } from './notifications/limits.ts';
@@ -72,6 +75,8 @@ async function createNotify(deps: PlatformDeps, doubles: NotifyModuleOptions): P
     });
   const limits = createChannelLimits({ limiter: deps.limiter, clock, settings });
   const outbox = createOutbox({ repo, queue, clock, log, republishAfterMs: settings.republishAfterMs });
+  const digests = createDigests({ repo: createDigestRepository(db), clock, log });
+  await digests.ready;
   const accept = createAccept({
     repo,
     templates,
@@ -80,6 +85,8 @@ async function createNotify(deps: PlatformDeps, doubles: NotifyModuleOptions): P
     clock,
     contacts,
     marketingTypes: settings.marketingTypes,
+    sendAtMaxMs: settings.sendAtMaxMs,
+    digests,
   });
   const service = createNotifyService({ repo, accept, templates, queue, clock });
   const preferences = createPreferencesService({
@@ -105,6 +112,7 @@ async function createNotify(deps: PlatformDeps, doubles: NotifyModuleOptions): P
 
   const api: NotifyApi = {
     send: (request, options) => service.send(request, options),
+    cancel: (request) => service.cancelByClientId(request.user_id, request.id),
     async setContact(userId, contact) {
       checkContact(userId, contact);
       await preferencesRepo.setContact(userId, contact, clock.now());
@@ -117,6 +125,7 @@ async function createNotify(deps: PlatformDeps, doubles: NotifyModuleOptions): P
       await app.register(notificationsRoutes, { service });
       await app.register(preferencesRoutes, { preferences, limits });
       await app.register(unsubscribeRoutes, { secret, repo: preferencesRepo, clock });
+      await app.register(digestRoutes, { digests });
       await app.register(templateRoutes, { db, renderer: templateStore, clock });
       await app.register(providerRoutes, { env, secret, db, clock, onReceipt });
       await app.register(notifyPages, {
@@ -138,6 +147,12 @@ async function createNotify(deps: PlatformDeps, doubles: NotifyModuleOptions): P
         schedule: '*/10 * * * * *',
         run: () => outbox.publishDue().then(() => {}),
       },
+      {
+        // Digest windows that are due become one message each (digests/service.ts).
+        name: 'notify.digests',
+        schedule: '*/10 * * * * *',
+        run: () => digests.flushDue(accept).then(() => {}),
+      },
       // Every minute, so each run is a few batches: a day's 30-day-old notifications spread
       // over the day rather than an hour's worth at once (README.md, "Retention").
       retentionJob(
@@ -153,6 +168,7 @@ async function createNotify(deps: PlatformDeps, doubles: NotifyModuleOptions): P
       return { notify_providers: { status: open.length ? 'degraded' : 'ok', breakers: states } };
     },
     async close() {
+      digests.close();
       await Promise.all([...Object.values(senders).map((sender) => sender.close()), contacts.close()]);
     },
   };

@@ -32,6 +32,8 @@ export interface NotifySettings {
    * is what a repeated client id is compared with).
    */
   retentionMs: number;
+  /** How far ahead `send_at` may be (NOTIFY_SEND_AT_MAX, default 30d). */
+  sendAtMaxMs: number;
   /** ISO 4217 code of amounts whose sender names no `currency` (NOTIFY_CURRENCY, default INR). */
   currency: string;
   /**
@@ -58,6 +60,7 @@ export function loadNotifySettings(env: Env): NotifySettings {
     outboundAllow: readOutboundAllow(env),
     maxPushSubscriptions: MAX_PUSH_SUBSCRIPTIONS,
     retentionMs: duration('NOTIFY_RETENTION', '30d', 60_000, 3650 * 86_400_000),
+    sendAtMaxMs: duration('NOTIFY_SEND_AT_MAX', '30d', 60_000, 3650 * 86_400_000),
     currency: pattern('NOTIFY_CURRENCY', envReader(env).string('NOTIFY_CURRENCY', 'INR'), /^[A-Z]{3}$/),
     marketingTypes: readMarketingTypes(env),
   };

@@ -13,11 +13,22 @@ export type NotifyTables = {
   notification_attempts: AttemptsTable;
   notify_templates: TemplatesTable;
   notify_inbox: InboxTable;
+  notify_digest_types: DigestTypesTable;
+  notify_digests: DigestsTable;
+  notify_digest_items: DigestItemsTable;
 };
 
 export type NotifyDb = Kysely<NotifyTables>;
 
-export type DeliveryStatus = ChannelOutcome | 'sending' | 'sent' | 'delivered' | 'failed' | 'dead_lettered';
+export type DeliveryStatus =
+  | ChannelOutcome
+  | 'sending'
+  | 'sent'
+  | 'delivered'
+  | 'failed'
+  | 'dead_lettered'
+  /** Taken back by its sender while still pending (migration 005). */
+  | 'cancelled';
 export type Lane = 'realtime' | 'batch';
 
 export type PreferencesTable = {
@@ -118,6 +129,38 @@ export type InboxTable = {
   text: string;
   html: string | null;
   provider_message_id: string;
+  created_at: Date;
+};
+
+/** A digestible type's window (migration 006): `every_seconds` or `daily_at` (`HH:MM`, the user's zone). */
+export type DigestTypesTable = {
+  type: string;
+  every_seconds: number | null;
+  daily_at: string | null;
+  updated_at: Date;
+};
+
+/** One window of events for a user, type and channel: open until `flush_at`, then one message. */
+export type DigestsTable = {
+  id: string;
+  user_id: string;
+  type: string;
+  channel: Channel;
+  status: 'open' | 'closed' | 'sent';
+  priority: Priority;
+  events: Generated<number>;
+  flush_at: Date;
+  created_at: Date;
+  closed_at: Date | null;
+  /** The digest message (a notification with the events as `items`), once stored. */
+  notification_id: string | null;
+};
+
+export type DigestItemsTable = {
+  digest_id: string;
+  /** The event's own notification; an item whose notification was never stored is left out. */
+  notification_id: string;
+  data: Record<string, unknown>;
   created_at: Date;
 };
 

@@ -19,6 +19,8 @@ export interface RecordingNotify extends NotifyApi {
   /** Every call, repeats included. */
   calls: NotificationRequest[];
   contacts: { userId: string; email?: string; phone?: string }[];
+  /** Every cancel asked for: `{user_id, id}` (the client id). */
+  cancels: { user_id: string; id: string }[];
   ofType(type: string): NotificationRequest[];
 }
 
@@ -27,10 +29,12 @@ export function recordingNotify(): RecordingNotify {
   const sent: NotificationRequest[] = [];
   const calls: NotificationRequest[] = [];
   const contacts: RecordingNotify['contacts'] = [];
+  const cancels: RecordingNotify['cancels'] = [];
   return {
     sent,
     calls,
     contacts,
+    cancels,
     ofType: (type) => sent.filter((request) => request.type === type),
     async send(request): Promise<NotificationAccepted> {
       calls.push(request);
@@ -44,6 +48,12 @@ export function recordingNotify(): RecordingNotify {
     async setContact(userId, contact) {
       contacts.push({ userId, ...contact });
     },
+    async cancel(request) {
+      cancels.push(request);
+      return sent.some((earlier) => earlier.id === request.id && earlier.user_id === request.user_id)
+        ? 'cancelled'
+        : 'not_found';
+    },
   };
 }
 
@@ -56,6 +66,8 @@ export async function bookingTestApp(
     env?: Record<string, string>;
     clock?: TestClock;
     notify?: 'recording' | 'real';
+    /** Start the app's queue consumers (with `notify: 'real'`: notify's workers deliver). */
+    workers?: boolean;
     /** Test seams of the booking module, e.g. `{ seatsRepository: withoutArbiter }`. */
     seams?: BookingTestSeams;
   } = {},
@@ -65,6 +77,7 @@ export async function bookingTestApp(
   const test = await createTestApp({
     services: ['booking'],
     clock: options.clock,
+    workers: options.workers,
     env: {
       BOOKING_DEMO: 'false',
       BOOKING_PAYMENT_WAIT_MS: '300',

@@ -24,6 +24,10 @@ export function createBookingNotifier(deps: { notify: NotifyApi | undefined; log
     }
   }
 
+  /** The reminder's id: notify keeps it as the client id, by which `cancelReminders` finds it. */
+  const reminderId = (bookingId: string, hoursBefore: 24 | 2) =>
+    `booking_reminder:${bookingId}:${hoursBefore}h`;
+
   const base = (booking: BookingRow, type: string, id: string, channels: Channel[]) => ({
     id,
     user_id: booking.user_id,
@@ -63,10 +67,7 @@ export function createBookingNotifier(deps: { notify: NotifyApi | undefined; log
 
     reminder: (booking: BookingRow, show: ShowInfo, hoursBefore: 24 | 2) =>
       send({
-        ...base(booking, 'booking_reminder', `booking_reminder:${booking.id}:${hoursBefore}h`, [
-          'push',
-          'email',
-        ]),
+        ...base(booking, 'booking_reminder', reminderId(booking.id, hoursBefore), ['push', 'email']),
         data: {
           booking_id: booking.id,
           movie_title: show.movie_title,
@@ -76,6 +77,22 @@ export function createBookingNotifier(deps: { notify: NotifyApi | undefined; log
           hours_before: hoursBefore,
         },
       }),
+
+    /**
+     * A cancelled booking's reminders that are still pending (a push held by the user's quiet
+     * hours, a message not yet taken by a worker) are taken back; ones already sent stay sent.
+     * Like a send, a failure is logged and never fails the cancellation.
+     */
+    async cancelReminders(booking: BookingRow): Promise<void> {
+      if (!notify) return;
+      for (const hours of [24, 2] as const) {
+        try {
+          await notify.cancel({ user_id: booking.user_id, id: reminderId(booking.id, hours) });
+        } catch (error) {
+          log.warn({ err: error, bookingId: booking.id, hours }, 'booking reminder not cancelled');
+        }
+      }
+    },
 
     cancelled: (booking: BookingRow, show: ShowInfo, refundMinor: number, reason: string) =>
       send({

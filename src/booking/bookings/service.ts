@@ -252,6 +252,7 @@ export function createBookingsService(deps: {
       if (!cancelled) throw err('booking_not_cancellable', 'The booking changed meanwhile; reload it');
       deps.metrics.booking('cancelled');
       await seats.seatsChanged(booking.show_id);
+      await notifier.cancelReminders(cancelled);
       await notifier.cancelled(
         cancelled,
         show,
@@ -278,6 +279,7 @@ export function createBookingsService(deps: {
       let refundTotal = 0;
       for (const booking of result.cancelled) {
         refundTotal += booking.total_minor;
+        await notifier.cancelReminders(booking);
         await notifier.cancelled(booking, show, booking.total_minor, `the show was cancelled: ${reason}`);
         if (booking.payment_id)
           await settlement.refund(booking, booking.payment_id, booking.total_minor, 'show cancelled');

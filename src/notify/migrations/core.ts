@@ -119,4 +119,67 @@ export const coreMigrations: Migrations = {
         add column if not exists email_marketing_enabled boolean not null default true`.execute(db);
     },
   },
+  '005_notify_scheduled': {
+    async up(db: Kysely<unknown>) {
+      // `cancelled`: a pending delivery (queued, or scheduled by `send_at` or quiet hours) its
+      // sender took back (DELETE /api/notifications/{id}); final, like `skipped`.
+      await sql`alter table notification_deliveries
+        drop constraint if exists notification_deliveries_status_check`.execute(db);
+      await sql`alter table notification_deliveries add constraint notification_deliveries_status_check
+        check (status in ('queued', 'sending', 'sent', 'delivered', 'failed', 'dead_lettered', 'skipped',
+          'rate_limited', 'scheduled', 'cancelled'))`.execute(db);
+    },
+  },
+  '006_notify_digests': {
+    async up(db: Kysely<unknown>) {
+      // `digested`: an event of a digestible type, delivered as part of its window's one message
+      // (digests/), never on its own.
+      await sql`alter table notification_deliveries
+        drop constraint if exists notification_deliveries_status_check`.execute(db);
+      await sql`alter table notification_deliveries add constraint notification_deliveries_status_check
+        check (status in ('queued', 'sending', 'sent', 'delivered', 'failed', 'dead_lettered', 'skipped',
+          'rate_limited', 'scheduled', 'cancelled', 'digested'))`.execute(db);
+      // Which types are digestible, and their window: a fixed length, or daily at a local time.
+      await sql`
+        create table notify_digest_types (
+          type varchar(20) primary key,
+          every_seconds integer check (every_seconds > 0),
+          daily_at text check (daily_at ~ '^([01][0-9]|2[0-3]):[0-5][0-9]$'),
+          updated_at timestamptz not null,
+          check ((every_seconds is null) <> (daily_at is null))
+        )`.execute(db);
+      // One open window per user, type and channel (the partial unique index): concurrent events
+      // of every process meet on it, and the row lock of its upsert orders them with the flush.
+      await sql`
+        create table notify_digests (
+          id uuid primary key,
+          user_id text not null,
+          type varchar(20) not null,
+          channel text not null,
+          status text not null check (status in ('open', 'closed', 'sent')),
+          priority text not null,
+          events integer not null default 0,
+          flush_at timestamptz not null,
+          created_at timestamptz not null,
+          closed_at timestamptz,
+          notification_id uuid
+        )`.execute(db);
+      await sql`create unique index notify_digests_open on notify_digests (user_id, type, channel)
+        where status = 'open'`.execute(db);
+      await sql`create index notify_digests_due on notify_digests (flush_at) where status = 'open'`.execute(
+        db,
+      );
+      await sql`create index notify_digests_closed on notify_digests (closed_at) where status = 'closed'`.execute(
+        db,
+      );
+      await sql`
+        create table notify_digest_items (
+          digest_id uuid not null,
+          notification_id uuid not null,
+          data jsonb not null,
+          created_at timestamptz not null,
+          primary key (digest_id, notification_id)
+        )`.execute(db);
+    },
+  },
 };

@@ -11,6 +11,8 @@ import {
   type NotificationRequest,
   type Priority,
 } from '../api.ts';
+import type { DigestType } from '../digests/repository.ts';
+import type { Digests } from '../digests/service.ts';
 import { err } from '../errors.ts';
 import type { TemplateRenderer } from '../ports.ts';
 import type { Contacts, ContactsCache } from '../preferences/contacts-cache.ts';
@@ -29,6 +31,11 @@ import type { AcceptLookup, NewDelivery, NotifyRepository } from './repository.t
 
 const CLIENT_ID = /^[\x21-\x7e]{1,64}$/;
 const DEDUP_WINDOW_MS = 24 * 3600_000;
+/**
+ * How far in the past a `send_at` may lie and still mean "now": the sender's clock and ours
+ * disagree a little, and a request retried after a network error arrives late.
+ */
+export const SEND_AT_SKEW_MS = 60_000;
 /** Types that always go, whatever the priority says (DESIGN §5: security alerts ignore quiet hours). */
 const CRITICAL_TYPES = new Set(['security_alert']);
 
@@ -36,6 +43,8 @@ export interface AcceptOptions {
   idempotencyKey?: string;
   lane?: Lane;
   batchId?: string;
+  /** False for a digest's own message (digests/service.ts): it is never digested again. */
+  digest?: boolean;
 }
 
 type ChannelResult = NotificationAccepted['channels'][number];
@@ -56,9 +65,31 @@ export function createAccept(deps: {
   contacts: ContactsCache;
   /** Bulk types (NOTIFY_MARKETING_TYPES): their e-mail is skipped for a user who unsubscribed. */
   marketingTypes?: readonly string[];
+  /** How far ahead `send_at` may be (NOTIFY_SEND_AT_MAX). */
+  sendAtMaxMs?: number;
+  /** Digestible types and their windows (digests/service.ts); without it nothing is digested. */
+  digests?: Pick<Digests, 'settingOf' | 'windowsFor' | 'store'>;
 }) {
   const { repo, templates, limits, outbox, clock, contacts } = deps;
   const marketing = new Set(deps.marketingTypes ?? []);
+
+  const sendAtMaxMs = deps.sendAtMaxMs ?? 30 * 86_400_000;
+
+  /** A `send_at` is the future (or now, within the skew) and at most `sendAtMaxMs` ahead. */
+  function checkSendAt(sendAt: string | undefined, now: Date) {
+    if (sendAt === undefined) return;
+    const at = Date.parse(sendAt);
+    if (at < now.getTime() - SEND_AT_SKEW_MS) {
+      throw err('invalid_send_at', { detail: 'send_at lies in the past', extras: { send_at: sendAt } });
+    }
+    const latest = new Date(now.getTime() + sendAtMaxMs);
+    if (at > latest.getTime()) {
+      throw err('invalid_send_at', {
+        detail: `send_at may be at most ${Math.round(sendAtMaxMs / 3600_000)} h ahead`,
+        extras: { send_at: sendAt, latest: latest.toISOString() },
+      });
+    }
+  }
 
   async function checkTemplates(type: string, channels: Channel[], data: Record<string, unknown>) {
     const problems = await templates.check(type, channels, data);
@@ -115,7 +146,7 @@ export function createAccept(deps: {
     return { earlier, answer: storedAnswer(earlier, hash, now) };
   }
 
-  async function channelOutcomes(request: Validated, now: Date, found: Promise<Known>) {
+  async function channelOutcomes(request: Validated, now: Date, found: Promise<Known>, digested: boolean) {
     const { prefs, subscriptions } = await found;
     const sendAt = request.send_at ? new Date(request.send_at) : undefined;
     const results: (ChannelResult & { scheduledFor: Date | null })[] = [];
@@ -132,6 +163,11 @@ export function createAccept(deps: {
       }
       if (!hasAddress(prefs, channel, subscriptions)) {
         skipped('no_address');
+        continue;
+      }
+      if (digested) {
+        // Its window's one message spends the limit, when it is sent: not each event.
+        results.push({ channel, status: 'digested', reason: 'digest', scheduledFor: null });
         continue;
       }
       const decision = await limits.consume(channel, request.user_id);
@@ -169,7 +205,23 @@ export function createAccept(deps: {
     const hash = () => (hashed ??= requestHash(canonicalJson()));
     const now = clock.now();
     const lane = options.lane ?? 'realtime';
-    return { request, options, lane, clientId, canonicalJson, hash, now, ...lookups(request, clientId) };
+    // A request with its own send_at is not digested: it names its time itself.
+    const digest: Promise<DigestType | undefined> =
+      deps.digests && options.digest !== false && request.send_at === undefined
+        ? deps.digests.settingOf(request.type)
+        : Promise.resolve(undefined);
+    digest.catch(() => {}); // awaited in `decide`
+    return {
+      request,
+      options,
+      lane,
+      clientId,
+      canonicalJson,
+      hash,
+      now,
+      digest,
+      ...lookups(request, clientId),
+    };
   }
   type Attempt = ReturnType<typeof begin>;
   type Outcomes = Awaited<ReturnType<typeof channelOutcomes>>;
@@ -195,8 +247,12 @@ export function createAccept(deps: {
   /** Templates, then each channel's outcome; a refusal answers as a replay when it is one. */
   async function decide(a: Attempt): Promise<Outcomes | NotificationAccepted> {
     try {
-      await checkTemplates(a.request.type, a.request.channels, a.request.data);
-      return await channelOutcomes(a.request, a.now, a.found);
+      checkSendAt(a.request.send_at, a.now);
+      const digest = await a.digest;
+      // A digestible type's templates render the window's events as `items`: checked with this one.
+      const data = digest ? { items: [a.request.data], count: 1 } : a.request.data;
+      await checkTemplates(a.request.type, a.request.channels, data);
+      return await channelOutcomes(a.request, a.now, a.found, digest !== undefined);
     } catch (error) {
       const answer = await replayed(a);
       if (answer) return answer;
@@ -229,6 +285,13 @@ export function createAccept(deps: {
       accepted,
       created_at: a.now,
     };
+    const digested = outcomes.filter((o) => o.status === 'digested').map((o) => o.channel);
+    const digest = await a.digest;
+    if (digested.length > 0 && digest && deps.digests) {
+      const { prefs } = await a.found;
+      const windows = deps.digests.windowsFor(digest, digested, a.now, prefs.timezone);
+      return deps.digests.store(notification, deliveries, windows);
+    }
     return repo.insert(notification, deliveries);
   }
 

@@ -455,7 +455,25 @@ export function createNotifyRepository(database: Db, options: { prepare?: boolea
         .set({ ...fields, updated_at: now })
         .where('notification_id', '=', notificationId)
         .where('channel', '=', channel)
+        // A cancel that won the race with a worker's read stays: the sender took it back.
+        .where('status', '!=', 'cancelled')
         .execute();
+    },
+
+    /**
+     * The notification's pending deliveries (`queued`, `scheduled`) set `cancelled`, in one
+     * statement: a worker's claim takes only open ones, so a delivery is either claimed
+     * (`sending`) or cancelled, never both. Answers the channels it cancelled.
+     */
+    async cancelPending(notificationId: string, now: Date): Promise<Channel[]> {
+      const rows = await db
+        .updateTable('notification_deliveries')
+        .set({ status: 'cancelled', reason: 'cancelled', updated_at: now })
+        .where('notification_id', '=', notificationId)
+        .where('status', 'in', ['queued', 'scheduled'])
+        .returning('channel')
+        .execute();
+      return rows.map((row) => row.channel);
     },
 
     /** Whether a send with this provider message id is recorded (a receipt that changed nothing). */

@@ -17,7 +17,8 @@ const DAY = 86_400_000;
 let t: NotifyTestApp;
 let repo: NotifyRepository;
 before(async () => {
-  t = await notifyTestApp({ clock: createTestClock(new Date()) });
+  // A send scheduled further ahead than the retention window: past the 30 days `send_at` allows by default.
+  t = await notifyTestApp({ clock: createTestClock(new Date()), env: { NOTIFY_SEND_AT_MAX: '60d' } });
   repo = createNotifyRepository(t.adapters.database.db);
   await t.setPreferences('ret-mail', { email: 'ret@example.test' });
 });

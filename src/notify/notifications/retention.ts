@@ -10,7 +10,7 @@ import type { DeliveryStatus } from '../tables.ts';
  * `queued`, `scheduled` and `sending` (delivery/handler.ts `OPEN`), the outbox sweep publishes
  * `queued` and `scheduled` (a scheduled send may fall due long after the window). Every other
  * status is final: `sent` (a late receipt only adds `delivered_at`), `delivered`, `failed`,
- * `skipped`, `rate_limited`, and `dead_lettered` — its dead letter, the only way back to `queued`
+ * `skipped`, `rate_limited`, `cancelled` (taken back by its sender), and `dead_lettered` — its dead letter, the only way back to `queued`
  * (redrive), is kept 14 days (DEAD_LETTER_KEEP_MS), under the 30 days here; with a shorter
  * NOTIFY_RETENTION a redrive of a removed delivery finds no row and its message is dropped (logged).
  */

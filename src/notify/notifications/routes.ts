@@ -43,7 +43,7 @@ export const notificationsRoutes: FastifyPluginAsyncTypebox<{ service: NotifySer
         tags,
         summary: 'Notify a user over one or more channels',
         description:
-          'Each channel comes back `queued`, `scheduled` (quiet hours), `skipped` (channel off: `channel_disabled`; no address or push subscription: `no_address`) or `rate_limited` (with `retry_after` seconds). 429 when limits stopped every channel that was not skipped; 422 `unknown_type`, `unknown_channel` or `missing_variables` before anything is stored. `id` or `Idempotency-Key` makes the request idempotent for 24 h.',
+          'Each channel comes back `queued`, `scheduled` (quiet hours, or `send_at` in the future), `skipped` (channel off: `channel_disabled`; no address or push subscription: `no_address`) or `rate_limited` (with `retry_after` seconds). 429 when limits stopped every channel that was not skipped; 422 `unknown_type`, `unknown_channel` or `missing_variables` before anything is stored. `id` or `Idempotency-Key` makes the request idempotent for 24 h.',
         body: SendBody,
         response: { 202: Accepted },
       },
@@ -115,6 +115,25 @@ export const notificationsRoutes: FastifyPluginAsyncTypebox<{ service: NotifySer
         throw err('notification_not_found');
       }
       return status;
+    },
+  );
+
+  app.delete(
+    '/api/notifications/:id',
+    {
+      config: { access: SENDERS, openapi: { problems: [404, 409] } },
+      schema: {
+        tags,
+        summary: 'Cancel a notification that is still pending',
+        description:
+          'Its `queued` and `scheduled` channels (a `send_at` or quiet hours) become `cancelled` and are never sent; channels already sending or sent stay. 204 also when it was cancelled before; 409 `notification_not_cancellable` when no channel is pending (being sent, sent, or never sent); 404 for an unknown id.',
+        params: IdParams,
+        response: { 204: { type: 'null', description: 'Cancelled' } },
+      },
+    },
+    async (request, reply) => {
+      await service.cancel(request.params.id);
+      return reply.code(204).send(null);
     },
   );
 

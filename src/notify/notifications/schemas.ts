@@ -17,6 +17,12 @@ const Priority = Type.Union([
 ]);
 const Data = Type.Record(Type.String(), Type.Unknown(), { description: 'Template variables' });
 
+const SendAt = Type.String({
+  format: 'date-time',
+  description:
+    'When to send (RFC 3339): the channels stay `scheduled` until then and may be cancelled (DELETE). Now or later (a minute of clock skew allowed) and at most NOTIFY_SEND_AT_MAX (30 days) ahead, else 422 `invalid_send_at`.',
+});
+
 export const UserParams = Type.Object({ userId: UserId });
 export const IdParams = Type.Object({ id: Type.String({ maxLength: 200 }) });
 
@@ -30,13 +36,14 @@ export const SendBody = Type.Object(
     channels: Channels,
     data: Data,
     priority: Type.Optional(Priority),
+    send_at: Type.Optional(SendAt),
   },
   { additionalProperties: false },
 );
 
 export const ChannelOutcome = Type.Object({
   channel: Type.String(),
-  status: Type.String({ description: 'queued, scheduled, skipped or rate_limited' }),
+  status: Type.String({ description: 'queued, scheduled (quiet hours or send_at), skipped or rate_limited' }),
   reason: Type.Optional(Type.String()),
   retry_after: Type.Optional(Type.Integer({ description: 'Seconds until the limit resets' })),
 });
@@ -49,7 +56,10 @@ export const Accepted = Type.Object({
 
 const DeliveryView = Type.Object({
   channel: Type.String(),
-  status: Type.String(),
+  status: Type.String({
+    description:
+      'queued, scheduled, sending, sent, delivered, failed, dead_lettered, skipped, rate_limited or cancelled',
+  }),
   reason: Nullable(Type.String()),
   provider: Nullable(Type.String()),
   attempts: Type.Integer(),
@@ -128,7 +138,7 @@ export const BatchBody = Type.Object(
         },
       ),
     ),
-    send_at: Type.Optional(Type.String({ format: 'date-time' })),
+    send_at: Type.Optional(SendAt),
     priority: Type.Optional(Priority),
   },
   { additionalProperties: false },

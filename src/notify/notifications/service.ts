@@ -1,7 +1,7 @@
 import type { Clock } from '../../platform/clock.ts';
 import { uuidv7 } from '../../platform/ids.ts';
 import type { Queue } from '../../platform/queue/index.ts';
-import { CHANNELS, isChannel, type Priority } from '../api.ts';
+import { type CancelOutcome, CHANNELS, isChannel, type Priority } from '../api.ts';
 import { err } from '../errors.ts';
 import type { TemplateRenderer } from '../ports.ts';
 import { USER_ID } from '../preferences/service.ts';
@@ -11,6 +11,8 @@ import { type DeliveryMessage, topicFor } from './outbox.ts';
 import type { NotifyRepository } from './repository.ts';
 
 const iso = (date: Date | null) => (date ? date.toISOString() : null);
+/** Statuses that say nothing went out and nothing is left to send: a cancel repeated finds only these. */
+const NOTHING_SENT = new Set(['cancelled', 'skipped', 'rate_limited']);
 const TOPICS = (['realtime', 'batch'] as const).flatMap((lane) => CHANNELS.map((c) => topicFor(lane, c)));
 
 export interface BatchRequest {
@@ -57,8 +59,42 @@ export function createNotifyService(deps: {
     };
   }
 
+  /**
+   * Cancels the notification's pending channels. Repeating a cancel answers `cancelled` again;
+   * a notification with a channel sending or sent and none pending is `not_cancellable`.
+   */
+  async function cancelStored(
+    n: NotificationRow,
+  ): Promise<{ outcome: CancelOutcome; deliveries: DeliveryRow[] }> {
+    const cancelled = await repo.cancelPending(n.id, clock.now());
+    const deliveries = await repo.deliveriesOf([n.id]);
+    if (cancelled.length > 0) return { outcome: 'cancelled', deliveries };
+    const repeated =
+      deliveries.some((d) => d.status === 'cancelled') && deliveries.every((d) => NOTHING_SENT.has(d.status));
+    return { outcome: repeated ? 'cancelled' : 'not_cancellable', deliveries };
+  }
+
   return {
     send: (request: AcceptRequest, options?: { idempotencyKey?: string }) => accept(request, options),
+
+    /** `DELETE /api/notifications/{id}`: 404 unknown, 409 when nothing is pending any more. */
+    async cancel(id: string): Promise<void> {
+      const n = await repo.notification(id);
+      if (!n) throw err('notification_not_found');
+      const { outcome, deliveries } = await cancelStored(n);
+      if (outcome === 'cancelled') return;
+      throw err('notification_not_cancellable', {
+        detail: 'No channel is pending any more: each is being sent, was sent or was never sent',
+        extras: { channels: deliveries.map((d) => ({ channel: d.channel, status: d.status })) },
+      });
+    },
+
+    /** The in-process `NotifyApi.cancel`: the notification a user got under a client id. */
+    async cancelByClientId(userId: string, clientId: string): Promise<CancelOutcome> {
+      if (!USER_ID.test(userId)) return 'not_found';
+      const n = await repo.byClientId(userId, clientId);
+      return n ? (await cancelStored(n)).outcome : 'not_found';
+    },
 
     async status(id: string) {
       const n = await repo.notification(id);
@@ -170,7 +206,7 @@ export function createNotifyService(deps: {
         scheduled: 0,
         skipped: 0,
         channel_rate_limited: 0,
-      };
+      } as Record<string, number>;
       for (const recipient of recipients) {
         const accepted = await accept(
           {
@@ -186,7 +222,9 @@ export function createNotifyService(deps: {
         );
         counts[accepted.status === 'accepted' ? 'accepted' : 'rate_limited']++;
         for (const c of accepted.channels) {
-          counts[c.status === 'rate_limited' ? 'channel_rate_limited' : c.status]++;
+          // `digested` (a digestible type) is counted only when it occurs.
+          const key = c.status === 'rate_limited' ? 'channel_rate_limited' : c.status;
+          counts[key] = (counts[key] ?? 0) + 1;
         }
       }
       return { batch_id: batchId, recipients: recipients.length, counts };

@@ -96,7 +96,7 @@ export function checkContact(userId: string, contact: { email?: string; phone?: 
 }
 
 /** Minutes since local midnight in `timeZone`, and the seconds into the current minute. */
-function localClock(now: Date, timeZone: string): { minutes: number; seconds: number } {
+export function localClock(now: Date, timeZone: string): { minutes: number; seconds: number } {
   const parts = new Intl.DateTimeFormat('en-GB', {
     timeZone,
     hour: '2-digit',
