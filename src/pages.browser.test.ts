@@ -53,6 +53,7 @@ let made: Promise<Fixtures> | undefined;
 
 /** The data the pages show, made through the APIs once (the first test to need it). */
 async function makeFixtures(): Promise<Fixtures> {
+  let feedItemToRead = '';
   const guest = await api<{ user_id: string; token: string }>('POST', '/api/v1/guests', {});
   const auth = { authorization: `Bearer ${guest.token}` };
   const listing = await api<{ items: { movie_id: string }[] }>('GET', '/api/v1/movies?city=Mumbai');
@@ -140,6 +141,22 @@ async function makeFixtures(): Promise<Fixtures> {
     SERVICE,
   );
 
+  // The guest's in-app feed, which /notify/feed shows (one read, two unread).
+  for (const [n, event] of ['password changed', 'new sign-in', 'e-mail changed'].entries()) {
+    const item = await api<{ id: string }>(
+      'POST',
+      '/api/notifications',
+      {
+        user_id: guest.user_id,
+        type: 'security_alert',
+        channels: ['in_app'],
+        data: { event, occurred_at: `2026-03-0${n + 1}T09:30:00Z` },
+      },
+      SERVICE,
+    );
+    if (n === 0) feedItemToRead = item.id;
+  }
+
   const entered = await api<{ ticketId: string }>(
     'POST',
     '/api/v1/parking/entry',
@@ -152,6 +169,17 @@ async function makeFixtures(): Promise<Fixtures> {
     { ticketId: entered.ticketId },
     OPERATOR,
   );
+  // Stored by a worker: the page must find them there.
+  const feed = `/api/users/${guest.user_id}/feed`;
+  for (
+    let tries = 0;
+    (await api<{ items: unknown[] }>('GET', feed, undefined, auth)).items.length < 3;
+    tries++
+  ) {
+    assert.ok(tries < 100, 'the feed items were stored');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  await api('PATCH', `${feed}/${feedItemToRead}`, { read: true }, auth);
   return {
     guest,
     movieId,
@@ -203,6 +231,7 @@ const VISITS: Visit[] = [
   { name: 'notify-timeline', path: () => `/notify/notifications/${fixtures.notificationId}` },
   { name: 'notify-dead-letters', path: () => '/notify/dead-letters' },
   { name: 'notify-preferences', path: () => `/notify/users/${fixtures.notifyUser}/preferences` },
+  { name: 'notify-feed', path: () => '/notify/feed', ready: 'notification-feed li.nf-unread button' },
   { name: 'payments-pay', path: () => fixtures.paymentPath },
   { name: 'sign-in', path: () => '/sign-in' },
   { name: 'not-found', path: () => '/no/such/page/here', status: 404 },

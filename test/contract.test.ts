@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
+import { createFeedRepository } from '../src/notify/feed/repository.ts';
 import { topicFor } from '../src/notify/notifications/outbox.ts';
 import { unsubscribeToken } from '../src/notify/preferences/unsubscribe.ts';
 import { TEST_CARDS } from '../src/payments/api.ts';
@@ -147,6 +148,20 @@ const fixtures = {
     });
     assert.equal(response.statusCode, 200, response.body);
     return response.json() as { paymentId: string };
+  },
+  /** An item in the user's in-app feed, as the feed provider stores it (no workers run here). */
+  async feedItem(userId: string) {
+    const notificationId = randomUUID();
+    await createFeedRepository(t.adapters.database.db).store({
+      notificationId,
+      userId,
+      type: 'contract',
+      title: 'Hi',
+      body: 'Hello',
+      link: '/contract',
+      at: new Date(),
+    });
+    return notificationId;
   },
   async payment() {
     const { ticketId } = await fixtures.parked();
@@ -695,6 +710,48 @@ const CASES: Record<string, (c: Context) => Promise<void>> = {
   async getUsersByUserIdNotificationLimits({ call, user, userId }) {
     await call(200, { url: `/api/users/${userId}/notification-limits`, headers: user });
     await call(401, { url: `/api/users/${userId}/notification-limits` });
+  },
+  async getUsersByUserIdFeed({ call, user, userId }) {
+    await fixtures.feedItem(userId);
+    const page = await call(200, { url: `/api/users/${userId}/feed?limit=1`, headers: user });
+    await call(200, { url: `/api/users/${userId}/feed?filter=archived`, headers: t.asService });
+    await call(400, { url: `/api/users/${userId}/feed?cursor=garbage`, headers: user });
+    await call(400, { url: `/api/users/${userId}/feed?limit=1000`, headers: user });
+    await call(401, { url: `/api/users/${userId}/feed` });
+    await call(404, { url: `/api/users/${userId}/feed`, headers: t.asUser('someone-else') });
+    assert.equal((page.json() as { items: unknown[] }).items.length, 1);
+  },
+  async getUsersByUserIdFeedUnread({ call, user, userId }) {
+    await call(200, { url: `/api/users/${userId}/feed/unread`, headers: user });
+    await call(401, { url: `/api/users/${userId}/feed/unread` });
+    await call(404, { url: `/api/users/${userId}/feed/unread`, headers: t.asUser('someone-else') });
+  },
+  async getUsersByUserIdFeedEvents({ call, user, userId }) {
+    // An endless event stream: its success case is the SSE tests' (feed/feed.test.ts).
+    await call(400, { url: `/api/users/${userId}/feed/events`, headers: { ...user, 'last-event-id': 'x' } });
+    await call(401, { url: `/api/users/${userId}/feed/events` });
+    await call(404, { url: `/api/users/${userId}/feed/events`, headers: t.asUser('someone-else') });
+  },
+  async patchUsersByUserIdFeedByItemId({ call, user, userId }) {
+    const id = await fixtures.feedItem(userId);
+    const url = `/api/users/${userId}/feed/${id}`;
+    await call(200, { method: 'PATCH', url, headers: user, payload: { read: true } });
+    await call(400, { method: 'PATCH', url, headers: user, payload: {} });
+    await call(404, {
+      method: 'PATCH',
+      url: `/api/users/${userId}/feed/${missing}`,
+      headers: user,
+      payload: { seen: true },
+    });
+    await call(401, { method: 'PATCH', url, payload: { seen: true } });
+  },
+  async postUsersByUserIdFeedMark({ call, user, userId }) {
+    const id = await fixtures.feedItem(userId);
+    const url = `/api/users/${userId}/feed/mark`;
+    await call(200, { method: 'POST', url, headers: user, payload: { up_to: id, mark: 'read' } });
+    await call(400, { method: 'POST', url, headers: user, payload: { up_to: id, mark: 'gone' } });
+    await call(404, { method: 'POST', url, headers: user, payload: { up_to: missing, mark: 'seen' } });
+    await call(401, { method: 'POST', url, payload: { up_to: id, mark: 'seen' } });
   },
   async getNotifyUnsubscribeByToken({ call }) {
     await call(200, { url: `/notify/unsubscribe/${unsubscribeToken(t.config.secret, 'u-unsub')}` });

@@ -544,6 +544,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/users/{userId}/feed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A user's in-app feed, newest first (keyset pages), with the unread count
+         * @description Caller: the user's own token, or a service key with `notify:contacts`, or an admin.
+         */
+        get: operations["getUsersByUserIdFeed"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/{userId}/feed/unread": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How many feed items are neither read nor archived
+         * @description Caller: the user's own token, or a service key with `notify:contacts`, or an admin.
+         */
+        get: operations["getUsersByUserIdFeedUnread"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/{userId}/feed/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Server-Sent Events of the feed: `item` (id = its event id) in feed order, `unread`, `state`; `Last-Event-ID` resumes
+         * @description Caller: the user's own token, or a service key with `notify:contacts`, or an admin.
+         */
+        get: operations["getUsersByUserIdFeedEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/{userId}/feed/{itemId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Mark one item seen, read or unread, archived or not
+         * @description Caller: the user's own token, or a service key with `notify:contacts`, or an admin.
+         */
+        patch: operations["patchUsersByUserIdFeedByItemId"];
+        trace?: never;
+    };
+    "/api/users/{userId}/feed/mark": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark an item and every older one (e.g. "mark all as read" up to the newest shown)
+         * @description Caller: the user's own token, or a service key with `notify:contacts`, or an admin.
+         */
+        post: operations["postUsersByUserIdFeedMark"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/notify/unsubscribe/{token}": {
         parameters: {
             query?: never;
@@ -4628,6 +4728,8 @@ export interface operations {
                         push_enabled: boolean;
                         sms_enabled: boolean;
                         email_enabled: boolean;
+                        /** @description The in-app feed (GET /api/users/{id}/feed) */
+                        in_app_enabled: boolean;
                         /** @description E-mail of bulk types (NOTIFY_MARKETING_TYPES); the one-click unsubscribe turns it off */
                         email_marketing_enabled: boolean;
                         quiet_hours_start: string | null;
@@ -4722,6 +4824,8 @@ export interface operations {
                     push_enabled: boolean;
                     sms_enabled: boolean;
                     email_enabled: boolean;
+                    /** @description The in-app feed (GET /api/users/{id}/feed) */
+                    in_app_enabled?: boolean;
                     /** @description E-mail of bulk types (NOTIFY_MARKETING_TYPES); the one-click unsubscribe turns it off */
                     email_marketing_enabled?: boolean;
                     quiet_hours_start?: string | null;
@@ -4745,6 +4849,8 @@ export interface operations {
                         push_enabled: boolean;
                         sms_enabled: boolean;
                         email_enabled: boolean;
+                        /** @description The in-app feed (GET /api/users/{id}/feed) */
+                        in_app_enabled: boolean;
                         /** @description E-mail of bulk types (NOTIFY_MARKETING_TYPES); the one-click unsubscribe turns it off */
                         email_marketing_enabled: boolean;
                         quiet_hours_start: string | null;
@@ -4857,6 +4963,8 @@ export interface operations {
                     push_enabled?: boolean;
                     sms_enabled?: boolean;
                     email_enabled?: boolean;
+                    /** @description The in-app feed (GET /api/users/{id}/feed) */
+                    in_app_enabled?: boolean;
                     /** @description E-mail of bulk types (NOTIFY_MARKETING_TYPES); the one-click unsubscribe turns it off */
                     email_marketing_enabled?: boolean;
                     quiet_hours_start?: string | null;
@@ -4880,6 +4988,8 @@ export interface operations {
                         push_enabled: boolean;
                         sms_enabled: boolean;
                         email_enabled: boolean;
+                        /** @description The in-app feed (GET /api/users/{id}/feed) */
+                        in_app_enabled: boolean;
                         /** @description E-mail of bulk types (NOTIFY_MARKETING_TYPES); the one-click unsubscribe turns it off */
                         email_marketing_enabled: boolean;
                         quiet_hours_start: string | null;
@@ -5216,6 +5326,524 @@ export interface operations {
                              */
                             reset_at: string;
                         }[];
+                    };
+                };
+            };
+            /** @description The request does not match its schema (validation_failed, malformed_json) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized) */
+            401: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credentials do not allow this operation (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not the caller's (as if it did not exist) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests; Retry-After says when to ask again */
+            429: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getUsersByUserIdFeed: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description `next_cursor` of the previous page */
+                cursor?: string;
+                /** @description `active` (default): everything not archived; `unread`; `archived` */
+                filter?: "active" | "unread" | "archived";
+            };
+            header?: never;
+            path: {
+                /** @description Any id up to 64 characters */
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** @description The notification's id */
+                            id: string;
+                            type: string;
+                            title: string;
+                            body: string;
+                            link: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC
+                             */
+                            created_at: string;
+                            seen_at: string | null;
+                            read_at: string | null;
+                            archived_at: string | null;
+                            /** @description The SSE event id this item was (or would be) streamed with */
+                            event_id: string;
+                        }[];
+                        next_cursor: string | null;
+                        /** @description Items neither read nor archived */
+                        unread: number;
+                        /** @description The feed's newest event id when this was read: `Last-Event-ID` of the live stream that continues from here */
+                        last_event_id: string;
+                    };
+                };
+            };
+            /** @description The request does not match its schema (validation_failed, malformed_json) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized) */
+            401: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credentials do not allow this operation (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not the caller's (as if it did not exist) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests; Retry-After says when to ask again */
+            429: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getUsersByUserIdFeedUnread: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Any id up to 64 characters */
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        unread: number;
+                        /** @description The feed's newest event id when this was read: `Last-Event-ID` of the live stream that continues from here */
+                        last_event_id: string;
+                    };
+                };
+            };
+            /** @description The request does not match its schema (validation_failed, malformed_json) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized) */
+            401: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credentials do not allow this operation (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not the caller's (as if it did not exist) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests; Retry-After says when to ask again */
+            429: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getUsersByUserIdFeedEvents: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Resume after this event (EventSource sends it) */
+                "last-event-id"?: string;
+            };
+            path: {
+                /** @description Any id up to 64 characters */
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Server-Sent Events */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description The request does not match its schema (validation_failed, malformed_json) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized) */
+            401: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credentials do not allow this operation (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not the caller's (as if it did not exist) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests; Retry-After says when to ask again */
+            429: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    patchUsersByUserIdFeedByItemId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Any id up to 64 characters */
+                userId: string;
+                /** @description The item's notification id */
+                itemId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {boolean} */
+                    seen?: true;
+                    read?: boolean;
+                    archived?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        item: {
+                            /** @description The notification's id */
+                            id: string;
+                            type: string;
+                            title: string;
+                            body: string;
+                            link: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC
+                             */
+                            created_at: string;
+                            seen_at: string | null;
+                            read_at: string | null;
+                            archived_at: string | null;
+                            /** @description The SSE event id this item was (or would be) streamed with */
+                            event_id: string;
+                        };
+                        unread: number;
+                    };
+                };
+            };
+            /** @description The request does not match its schema (validation_failed, malformed_json) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized) */
+            401: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credentials do not allow this operation (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not the caller's (as if it did not exist) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests; Retry-After says when to ask again */
+            429: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postUsersByUserIdFeedMark: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Any id up to 64 characters */
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The item's notification id
+                     */
+                    up_to: string;
+                    /** @description Applied to this item and every older one of the feed */
+                    mark: "seen" | "read" | "unread" | "archived" | "unarchived";
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        updated: number;
+                        unread: number;
                     };
                 };
             };
@@ -5727,7 +6355,7 @@ export interface operations {
         parameters: {
             query?: {
                 type?: string;
-                channel?: "push" | "sms" | "email";
+                channel?: "push" | "sms" | "email" | "in_app";
             };
             header?: never;
             path?: never;
@@ -5745,11 +6373,12 @@ export interface operations {
                         templates: {
                             id: string;
                             type: string;
-                            channel: "push" | "sms" | "email";
+                            channel: "push" | "sms" | "email" | "in_app";
                             locale: string | null;
                             subject: string;
                             body: string;
                             html_body: string | null;
+                            link: string | null;
                             /** @description Variables the template needs in `data` */
                             variables: string[];
                             /** Format: date-time */
@@ -5827,13 +6456,15 @@ export interface operations {
                 "application/json": {
                     /** @description `{type}.{channel}` or `{type}.{channel}.{locale}`, e.g. `booking_confirmed.email.de` */
                     id: string;
-                    channel?: "push" | "sms" | "email";
+                    channel?: "push" | "sms" | "email" | "in_app";
                     /** @description LiquidJS; e-mail subject or push title (unused for SMS) */
                     subject?: string;
                     /** @description LiquidJS; plain text */
                     body: string;
                     /** @description LiquidJS, e-mail only; outputs are HTML-escaped. Without it the HTML part is the text body. */
                     html_body?: string | null;
+                    /** @description LiquidJS, in_app only: where the feed item leads (a relative path or an https URL) */
+                    link?: string | null;
                 };
             };
         };
@@ -5849,11 +6480,12 @@ export interface operations {
                     "application/json": {
                         id: string;
                         type: string;
-                        channel: "push" | "sms" | "email";
+                        channel: "push" | "sms" | "email" | "in_app";
                         locale: string | null;
                         subject: string;
                         body: string;
                         html_body: string | null;
+                        link: string | null;
                         /** @description Variables the template needs in `data` */
                         variables: string[];
                         /** Format: date-time */
@@ -5957,11 +6589,12 @@ export interface operations {
                     "application/json": {
                         id: string;
                         type: string;
-                        channel: "push" | "sms" | "email";
+                        channel: "push" | "sms" | "email" | "in_app";
                         locale: string | null;
                         subject: string;
                         body: string;
                         html_body: string | null;
+                        link: string | null;
                         /** @description Variables the template needs in `data` */
                         variables: string[];
                         /** Format: date-time */
@@ -6048,13 +6681,15 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    channel?: "push" | "sms" | "email";
+                    channel?: "push" | "sms" | "email" | "in_app";
                     /** @description LiquidJS; e-mail subject or push title (unused for SMS) */
                     subject?: string;
                     /** @description LiquidJS; plain text */
                     body: string;
                     /** @description LiquidJS, e-mail only; outputs are HTML-escaped. Without it the HTML part is the text body. */
                     html_body?: string | null;
+                    /** @description LiquidJS, in_app only: where the feed item leads (a relative path or an https URL) */
+                    link?: string | null;
                 };
             };
         };
@@ -6068,11 +6703,12 @@ export interface operations {
                     "application/json": {
                         id: string;
                         type: string;
-                        channel: "push" | "sms" | "email";
+                        channel: "push" | "sms" | "email" | "in_app";
                         locale: string | null;
                         subject: string;
                         body: string;
                         html_body: string | null;
+                        link: string | null;
                         /** @description Variables the template needs in `data` */
                         variables: string[];
                         /** Format: date-time */
@@ -6089,11 +6725,12 @@ export interface operations {
                     "application/json": {
                         id: string;
                         type: string;
-                        channel: "push" | "sms" | "email";
+                        channel: "push" | "sms" | "email" | "in_app";
                         locale: string | null;
                         subject: string;
                         body: string;
                         html_body: string | null;
+                        link: string | null;
                         /** @description Variables the template needs in `data` */
                         variables: string[];
                         /** Format: date-time */
@@ -6303,6 +6940,7 @@ export interface operations {
                         subject?: string;
                         text: string;
                         html?: string;
+                        link?: string;
                         /** @description Variables the template needs that `data` lacks */
                         missing: string[];
                     };
@@ -6519,7 +7157,7 @@ export interface operations {
         parameters: {
             query?: {
                 user?: string;
-                channel?: "push" | "sms" | "email";
+                channel?: "push" | "sms" | "email" | "in_app";
                 limit?: number;
             };
             header?: never;
@@ -6539,7 +7177,7 @@ export interface operations {
                             id: string;
                             delivery_id: string;
                             notification_id: string;
-                            channel: "push" | "sms" | "email";
+                            channel: "push" | "sms" | "email" | "in_app";
                             type: string;
                             user_id: string;
                             address: string | null;
@@ -6631,7 +7269,7 @@ export interface operations {
                         id: string;
                         delivery_id: string;
                         notification_id: string;
-                        channel: "push" | "sms" | "email";
+                        channel: "push" | "sms" | "email" | "in_app";
                         type: string;
                         user_id: string;
                         address: string | null;

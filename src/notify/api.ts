@@ -2,7 +2,8 @@
  * The notification service's public interface: what other modules (booking) call in-process,
  * and the shape of `POST /api/notifications`. Other modules import types from this file only.
  */
-export const CHANNELS = ['push', 'sms', 'email'] as const;
+/** `in_app`: the user's feed (feed/README section in README.md), stored here and shown live. */
+export const CHANNELS = ['push', 'sms', 'email', 'in_app'] as const;
 export type Channel = (typeof CHANNELS)[number];
 export const isChannel = (name: string): name is Channel => (CHANNELS as readonly string[]).includes(name);
 

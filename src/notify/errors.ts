@@ -19,6 +19,7 @@ export const err = defineErrors({
   digest_not_found: { status: 404, title: 'This notification type is not digestible' },
   notification_not_found: { status: 404, title: 'No such notification' },
   dead_letter_not_found: { status: 404, title: 'No such dead letter' },
+  feed_item_not_found: { status: 404, title: 'No such item in this feed' },
   push_subscription_not_found: { status: 404, title: 'No such push subscription' },
   push_endpoint_refused: { status: 422, title: 'The push endpoint must be an https URL on a public address' },
   push_endpoint_unresolved: { status: 503, title: 'The push endpoint could not be checked right now' },

@@ -8,6 +8,10 @@ import { createDeliveryHandler } from './delivery/handler.ts';
 import { createDigestRepository } from './digests/repository.ts';
 import { digestRoutes } from './digests/routes.ts';
 import { createDigests } from './digests/service.ts';
+import { createLiveFeed } from './feed/live.ts';
+import { createFeedRepository } from './feed/repository.ts';
+import { feedRoutes } from './feed/routes.ts';
+import { createFeedService, type FeedAnnouncement, feedChannel } from './feed/service.ts';
 import { notifyMigrations } from './migrations/index.ts';
 import { createAccept } from './notifications/accept.ts';
 import { createChannelLimits } from './notifications/limits.ts';
@@ -64,6 +68,12 @@ async function createNotify(deps: PlatformDeps, doubles: NotifyModuleOptions): P
     if (await repo.markDelivered(null, providerMessageId, deliveredAt)) return 'applied';
     return (await repo.knowsProviderMessage(providerMessageId)) ? 'already' : 'unknown';
   };
+  // The in-app feed's news reaches every API process's live streams through the platform pub/sub
+  // (Redis when configured), as parking's boards do; a lost one is caught by the streams' reads.
+  const announce = (userId: string, message: FeedAnnouncement) =>
+    deps.pubsub.publish(feedChannel(userId), message).catch((error: unknown) => {
+      log.warn({ err: error, userId }, 'feed announcement not published');
+    });
   const senders =
     doubles.senders ??
     createChannelSenders({
@@ -72,6 +82,7 @@ async function createNotify(deps: PlatformDeps, doubles: NotifyModuleOptions): P
       onSubscriptionGone: (userId, endpoint) =>
         preferencesRepo.deleteSubscription(userId, endpoint).then(() => {}),
       outbound,
+      announceFeed: (userId, seq) => announce(userId, { kind: 'item', seq }),
     });
   const limits = createChannelLimits({ limiter: deps.limiter, clock, settings });
   const outbox = createOutbox({ repo, queue, clock, log, republishAfterMs: settings.republishAfterMs });
@@ -89,6 +100,15 @@ async function createNotify(deps: PlatformDeps, doubles: NotifyModuleOptions): P
     digests,
   });
   const service = createNotifyService({ repo, accept, templates, queue, clock });
+  const feedRepo = createFeedRepository(db);
+  const feed = createFeedService({ repo: feedRepo, clock, announce });
+  const live = createLiveFeed({
+    pubsub: deps.pubsub,
+    sse: deps.sse,
+    repo: feedRepo,
+    log,
+    pollMs: settings.feedPollMs,
+  });
   const preferences = createPreferencesService({
     repo: preferencesRepo,
     clock,
@@ -124,6 +144,7 @@ async function createNotify(deps: PlatformDeps, doubles: NotifyModuleOptions): P
       const { env, secret } = deps.config;
       await app.register(notificationsRoutes, { service });
       await app.register(preferencesRoutes, { preferences, limits });
+      await app.register(feedRoutes, { feed, live });
       await app.register(unsubscribeRoutes, { secret, repo: preferencesRepo, clock });
       await app.register(digestRoutes, { digests });
       await app.register(templateRoutes, { db, renderer: templateStore, clock });

@@ -28,6 +28,8 @@ export interface RenderedMessage {
   text: string;
   /** E-mail only: the HTML part. */
   html?: string;
+  /** In-app only: where the feed item leads. */
+  link?: string;
 }
 
 export interface OutboundMessage {

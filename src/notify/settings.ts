@@ -41,6 +41,11 @@ export interface NotifySettings {
    * a user's `email_marketing_enabled: false` skips them (NOTIFY_MARKETING_TYPES, default `marketing`).
    */
   marketingTypes: string[];
+  /**
+   * How often a live feed stream reads the feed although nothing was announced (NOTIFY_FEED_POLL_MS,
+   * default 5000): the bound on how late an item whose announcement was lost shows live.
+   */
+  feedPollMs: number;
 }
 
 /** Settings from the environment: NOTIFY_LIMIT_PUSH_PER_HOUR, NOTIFY_LIMIT_SMS_PER_DAY, NOTIFY_LIMIT_EMAIL_PER_DAY, ... */
@@ -51,6 +56,7 @@ export function loadNotifySettings(env: Env): NotifySettings {
       push: { points: int('NOTIFY_LIMIT_PUSH_PER_HOUR', 50, 1, 1_000_000), windowSec: 3600 },
       sms: { points: int('NOTIFY_LIMIT_SMS_PER_DAY', 5, 1, 1_000_000), windowSec: 86_400 },
       email: { points: int('NOTIFY_LIMIT_EMAIL_PER_DAY', 10, 1, 1_000_000), windowSec: 86_400 },
+      in_app: { points: int('NOTIFY_LIMIT_IN_APP_PER_HOUR', 100, 1, 1_000_000), windowSec: 3600 },
     },
     republishAfterMs: int('NOTIFY_REPUBLISH_AFTER_SECONDS', 30, 1, 3600) * 1000,
     realtimeConcurrency: int('NOTIFY_WORKER_CONCURRENCY', 128, 1, 1000),
@@ -61,6 +67,7 @@ export function loadNotifySettings(env: Env): NotifySettings {
     maxPushSubscriptions: MAX_PUSH_SUBSCRIPTIONS,
     retentionMs: duration('NOTIFY_RETENTION', '30d', 60_000, 3650 * 86_400_000),
     sendAtMaxMs: duration('NOTIFY_SEND_AT_MAX', '30d', 60_000, 3650 * 86_400_000),
+    feedPollMs: int('NOTIFY_FEED_POLL_MS', 5000, 100, 600_000),
     currency: pattern('NOTIFY_CURRENCY', envReader(env).string('NOTIFY_CURRENCY', 'INR'), /^[A-Z]{3}$/),
     marketingTypes: readMarketingTypes(env),
   };
@@ -129,8 +136,10 @@ export const PROVIDER_KINDS = {
   email: ['inbox', 'smtp'],
   push: ['inbox', 'webpush'],
   sms: ['inbox', 'http'],
+  // The feed is this service's own table: there is nothing to choose (providers/feed.ts).
+  in_app: ['feed'],
 } as const;
-export type ProviderKind = 'inbox' | 'smtp' | 'webpush' | 'http';
+export type ProviderKind = 'inbox' | 'smtp' | 'webpush' | 'http' | 'feed';
 
 export interface BreakerSettings {
   /** A provider call slower than this fails (transient) and counts against the breaker. */
@@ -227,6 +236,7 @@ export function readProviderSettings(env: Env, appSecret?: string): ProviderSett
     email: kind('email', 'NOTIFY_EMAIL_PROVIDER', 'inbox')!,
     push: kind('push', 'NOTIFY_PUSH_PROVIDER', 'inbox')!,
     sms: kind('sms', 'NOTIFY_SMS_PROVIDER', 'inbox')!,
+    in_app: 'feed' as const,
   };
   const fallback: ProviderSettings['fallback'] = {};
   for (const channel of ['email', 'push', 'sms'] as const) {

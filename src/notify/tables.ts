@@ -16,6 +16,7 @@ export type NotifyTables = {
   notify_digest_types: DigestTypesTable;
   notify_digests: DigestsTable;
   notify_digest_items: DigestItemsTable;
+  notify_feed: FeedTable;
 };
 
 export type NotifyDb = Kysely<NotifyTables>;
@@ -36,6 +37,8 @@ export type PreferencesTable = {
   push_enabled: Generated<boolean>;
   sms_enabled: Generated<boolean>;
   email_enabled: Generated<boolean>;
+  /** The in-app feed (migration 300). */
+  in_app_enabled: Generated<boolean>;
   /** Bulk types' e-mail (NOTIFY_MARKETING_TYPES); turned off by the one-click unsubscribe (migration 004). */
   email_marketing_enabled: Generated<boolean>;
   /** A `time`: `HH:MM:SS` as PostgreSQL prints it (selected `::text`). */
@@ -113,6 +116,8 @@ export type TemplatesTable = {
   subject: Generated<string>;
   body: string;
   html_body: string | null;
+  /** In-app templates only: where the feed item leads (migration 300). */
+  link: string | null;
   updated_at: Generated<Date>;
 };
 
@@ -164,6 +169,24 @@ export type DigestItemsTable = {
   created_at: Date;
 };
 
+/**
+ * The in-app channel's feed: one row per notification (its one in-app delivery), so a redelivered
+ * message stores nothing more. `seq` orders a user's items (keyset pages, SSE event ids).
+ */
+export type FeedTable = {
+  seq: Generated<string>;
+  notification_id: string;
+  user_id: string;
+  type: string;
+  title: string;
+  body: string;
+  link: string | null;
+  created_at: Date;
+  seen_at: Generated<Date | null>;
+  read_at: Generated<Date | null>;
+  archived_at: Generated<Date | null>;
+};
+
 export type PreferencesRow = Omit<Selectable<PreferencesTable>, 'updated_at' | 'version'> & {
   /** Read where a send compares it with the accept's snapshot (notifications/outbox.ts). */
   version?: number;
@@ -173,3 +196,4 @@ export type DeliveryRow = Omit<Selectable<DeliveriesTable>, 'updated_at'>;
 export type AttemptRow = Omit<Selectable<AttemptsTable>, 'id'>;
 export type TemplateRow = Selectable<TemplatesTable>;
 export type InboxRow = Selectable<InboxTable>;
+export type FeedRow = Selectable<FeedTable>;

@@ -75,8 +75,9 @@ export function providerLogSenders(
 export async function spawnWorker(
   namespace: string,
   extra: Record<string, string> = {},
+  script = 'test/fixtures/notify-worker.ts',
 ): Promise<ChildProcess> {
-  const worker = spawn(process.execPath, ['test/fixtures/notify-worker.ts'], {
+  const worker = spawn(process.execPath, [script], {
     env: {
       ...process.env,
       ...extra,

@@ -3,7 +3,7 @@ export function sseEvents(response: Response) {
   const reader = response.body!.getReader();
   const decoder = new TextDecoder();
   let buffer = '';
-  async function next(): Promise<{ event: string; data: unknown }> {
+  async function next(): Promise<{ event: string; data: unknown; id?: string }> {
     while (true) {
       const end = buffer.indexOf('\n\n');
       if (end >= 0) {
@@ -13,7 +13,8 @@ export function sseEvents(response: Response) {
         if (lines.length === 0) continue;
         const event = lines.find((line) => line.startsWith('event: '))?.slice(7) ?? 'message';
         const data = lines.find((line) => line.startsWith('data: '))?.slice(6);
-        return { event, data: data === undefined ? undefined : JSON.parse(data) };
+        const id = lines.find((line) => line.startsWith('id: '))?.slice(4);
+        return { event, data: data === undefined ? undefined : JSON.parse(data), id };
       }
       const { value, done } = await reader.read();
       if (done) throw new Error('the event stream ended');

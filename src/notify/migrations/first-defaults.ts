@@ -10,7 +10,7 @@ const when = '{{ show_time | date: "%a %-d %b %Y, %H:%M" }}';
  * critical `security_alert` and a batch `marketing` type. SMS bodies stay under 160 characters
  * with typical values, so they go out as one segment.
  */
-export const FIRST_DEFAULTS: Record<string, Record<Channel, Omit<TemplateSeed, 'id'>>> = {
+export const FIRST_DEFAULTS: Record<string, Record<Exclude<Channel, 'in_app'>, Omit<TemplateSeed, 'id'>>> = {
   booking_confirmed: {
     email: {
       subject: 'Your tickets for {{ movie_title }}',

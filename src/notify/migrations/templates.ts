@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Migrations } from '../../platform/db/migrate.ts';
+import type { Channel } from '../api.ts';
 import { defaultTemplates } from '../templates/defaults.ts';
 import { parseTemplateId } from '../templates/ids.ts';
 import { firstDefaults } from './first-defaults.ts';
@@ -24,7 +25,8 @@ export const templateMigrations: Migrations = {
           updated_at timestamptz not null default now()
         )`.execute(db);
       await sql`create index notify_templates_type on notify_templates (type)`.execute(db);
-      await seedDefaults(db);
+      // The channels this table's check allowed then; migration 300 seeds the in-app ones.
+      await seedDefaults(db, ['push', 'sms', 'email']);
     },
   },
   // Times in the event's zone with the zone named, amounts with their currency (issue 24): the
@@ -47,10 +49,18 @@ export const templateMigrations: Migrations = {
   },
 };
 
-/** Inserts the default templates that are missing; operators' edits are never overwritten. */
-export async function seedDefaults(db: Kysely<unknown>): Promise<void> {
+/** Inserts the default templates of `channels` that are missing; operators' edits are never overwritten. */
+export async function seedDefaults(db: Kysely<unknown>, channels: readonly Channel[]): Promise<void> {
   for (const seed of defaultTemplates()) {
     const { type, channel, locale } = parseTemplateId(seed.id)!;
+    if (!channels.includes(channel)) continue;
+    if (channel === 'in_app') {
+      await sql`
+        insert into notify_templates (id, type, channel, locale, subject, body, link)
+        values (${seed.id}, ${type}, ${channel}, ${locale ?? null}, ${seed.subject}, ${seed.body}, ${seed.link ?? null})
+        on conflict (id) do nothing`.execute(db);
+      continue;
+    }
     await sql`
       insert into notify_templates (id, type, channel, locale, subject, body, html_body)
       values (${seed.id}, ${type}, ${channel}, ${locale ?? null}, ${seed.subject}, ${seed.body}, ${seed.html ?? null})

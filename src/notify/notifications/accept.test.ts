@@ -124,6 +124,7 @@ describe('POST /api/notifications', () => {
         ['push', 50],
         ['sms', 5],
         ['email', 9],
+        ['in_app', 100],
       ],
     );
   });

@@ -177,7 +177,9 @@ export function createAccept(deps: {
         continue;
       }
       const critical = request.priority === 'critical' || CRITICAL_TYPES.has(request.type);
-      const quiet = channel !== 'email' && !critical ? quietUntil(prefs, sendAt ?? now) : null;
+      // Quiet hours hold back what interrupts (push, SMS); e-mail and the in-app feed wait to be read.
+      const quiet =
+        (channel === 'push' || channel === 'sms') && !critical ? quietUntil(prefs, sendAt ?? now) : null;
       const scheduledFor = quiet ?? (sendAt && sendAt > now ? sendAt : null);
       if (scheduledFor) {
         results.push({

@@ -83,7 +83,7 @@ export function createNotifyRepository(database: Db, options: { prepare?: boolea
       }>`select
           (select to_jsonb(n) from notifications n where n.user_id = k.user_id and n.client_id = k.client_id)
             as earlier,
-          (select to_jsonb(p) from (select user_id, push_enabled, sms_enabled, email_enabled,
+          (select to_jsonb(p) from (select user_id, push_enabled, sms_enabled, email_enabled, in_app_enabled,
               email_marketing_enabled, quiet_hours_start::text as quiet_hours_start, quiet_hours_end::text as quiet_hours_end,
               timezone, email, phone, locale, version
             from notify_preferences where user_id = k.user_id) p) as prefs,
@@ -188,7 +188,7 @@ export function createNotifyRepository(database: Db, options: { prepare?: boolea
         select k.position, d.notification_id, d.channel, d.user_id, d.status, d.scheduled_for, n.type, n.data,
           (claimed.notification_id is not null) as claimed,
           (select to_jsonb(p) from (
-            select user_id, push_enabled, sms_enabled, email_enabled, email_marketing_enabled,
+            select user_id, push_enabled, sms_enabled, email_enabled, in_app_enabled, email_marketing_enabled,
               quiet_hours_start::text as quiet_hours_start,
               quiet_hours_end::text as quiet_hours_end, timezone, email, phone, locale
             from notify_preferences where user_id = d.user_id) p) as prefs,
@@ -397,7 +397,7 @@ export function createNotifyRepository(database: Db, options: { prepare?: boolea
         .selectFrom('notification_deliveries')
         .selectAll()
         .where('notification_id', 'in', ids)
-        .orderBy(sql`array_position(array['push', 'sms', 'email'], channel)`)
+        .orderBy(sql`array_position(array['push', 'sms', 'email', 'in_app'], channel)`)
         .execute();
     },
 

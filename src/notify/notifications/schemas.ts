@@ -8,7 +8,7 @@ export const UserId = Type.String({
   description: 'Any id up to 64 characters',
 });
 // Any string: an unknown channel is a 422 `unknown_channel` from the service, not a 400.
-const Channels = Type.Array(Type.String({ maxLength: 20 }), { minItems: 1, maxItems: 3, uniqueItems: true });
+const Channels = Type.Array(Type.String({ maxLength: 20 }), { minItems: 1, maxItems: 4, uniqueItems: true });
 const Priority = Type.Union([
   Type.Literal('critical'),
   Type.Literal('high'),

@@ -135,7 +135,7 @@ export function createNotifyService(deps: {
       };
     },
 
-    /** Dead letters of all six topics; the id carries the topic: `{topic}:{deadLetterId}`. */
+    /** Dead letters of all eight topics; the id carries the topic: `{topic}:{deadLetterId}`. */
     async deadLetters(limit: number) {
       const lists = await Promise.all(
         TOPICS.map((topic) => queue.deadLetters<DeliveryMessage>(topic, limit)),

@@ -44,6 +44,16 @@ export const notifyPages: FastifyPluginAsyncTypebox<NotifyPagesDeps> = async (ap
     reply.page('/notify/pages/index', { ...common, title: 'Notifications' }),
   );
 
+  // The feed page shows nothing stored by itself: its script reads the browser's own guest
+  // identity and calls the feed API with that user's token.
+  app.get('/notify/feed', { config: anyone, schema: hide }, async (_request, reply) =>
+    reply.page('/notify/pages/feed', {
+      ...common,
+      title: 'Your notifications',
+      scripts: ['/static/notify/notification-feed.js', '/static/notify/feed-page.js'],
+    }),
+  );
+
   /** The dev inbox's filter: one user, one channel. */
   const inboxFilter = {
     user: Type.Optional(Type.String({ maxLength: 64 })),

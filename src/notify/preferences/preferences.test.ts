@@ -22,6 +22,7 @@ describe('preferences', () => {
       push_enabled: true,
       sms_enabled: true,
       email_enabled: true,
+      in_app_enabled: true,
       email_marketing_enabled: true,
       quiet_hours_start: null,
       quiet_hours_end: null,

@@ -8,6 +8,7 @@ const PreferenceFields = {
   push_enabled: Type.Boolean(),
   sms_enabled: Type.Boolean(),
   email_enabled: Type.Boolean(),
+  in_app_enabled: Type.Boolean({ description: 'The in-app feed (GET /api/users/{id}/feed)' }),
   email_marketing_enabled: Type.Boolean({
     description: 'E-mail of bulk types (NOTIFY_MARKETING_TYPES); the one-click unsubscribe turns it off',
   }),
@@ -25,6 +26,7 @@ export const PreferencesPut = Type.Object(
     push_enabled: PreferenceFields.push_enabled,
     sms_enabled: PreferenceFields.sms_enabled,
     email_enabled: PreferenceFields.email_enabled,
+    in_app_enabled: Type.Optional(PreferenceFields.in_app_enabled),
     email_marketing_enabled: Type.Optional(PreferenceFields.email_marketing_enabled),
     quiet_hours_start: Type.Optional(PreferenceFields.quiet_hours_start),
     quiet_hours_end: Type.Optional(PreferenceFields.quiet_hours_end),

@@ -12,6 +12,7 @@ export interface Preferences {
   push_enabled: boolean;
   sms_enabled: boolean;
   email_enabled: boolean;
+  in_app_enabled: boolean;
   email_marketing_enabled: boolean;
   quiet_hours_start: string | null;
   quiet_hours_end: string | null;
@@ -25,6 +26,7 @@ export const DEFAULT_PREFERENCES: Preferences = {
   push_enabled: true,
   sms_enabled: true,
   email_enabled: true,
+  in_app_enabled: true,
   email_marketing_enabled: true,
   quiet_hours_start: null,
   quiet_hours_end: null,
@@ -128,7 +130,17 @@ export function quietUntil(p: Preferences, now: Date): Date | null {
 }
 
 export function enabled(p: Preferences, channel: Channel): boolean {
-  return channel === 'push' ? p.push_enabled : channel === 'sms' ? p.sms_enabled : p.email_enabled;
+  switch (channel) {
+    case 'push':
+      return p.push_enabled;
+    case 'sms':
+      return p.sms_enabled;
+    case 'email':
+      return p.email_enabled;
+    case 'in_app':
+      // A row read before migration 300 (or a cached one) has no such field: on, the default.
+      return p.in_app_enabled !== false;
+  }
 }
 
 /**
@@ -139,8 +151,9 @@ export function unsubscribed(p: Preferences, channel: Channel, marketing: boolea
   return marketing && channel === 'email' && !p.email_marketing_enabled;
 }
 
-/** Where the channel would go: an e-mail address, a phone number, a push subscription. */
+/** Where the channel would go: an e-mail address, a phone number, a push subscription; the feed always is. */
 export function hasAddress(p: Preferences, channel: Channel, subscriptions: readonly unknown[]): boolean {
+  if (channel === 'in_app') return true;
   return channel === 'email'
     ? Boolean(p.email)
     : channel === 'sms'

@@ -5,6 +5,7 @@ import { createOutboundGuard, type OutboundGuard } from '../../platform/http/out
 import type { HealthCheck, PlatformDeps } from '../../platform/module.ts';
 import type { Metrics } from '../../platform/observability/metrics.ts';
 import { CHANNELS, type Channel } from '../api.ts';
+import { createFeedRepository } from '../feed/repository.ts';
 import type { ChannelSender, OutboundMessage, Provider, SendResult } from '../ports.ts';
 import { unsubscribeUrl } from '../preferences/unsubscribe.ts';
 import {
@@ -15,6 +16,7 @@ import {
   readProviderSettings,
 } from '../settings.ts';
 import { createChannelSender } from './breaker.ts';
+import { createFeedProvider } from './feed.ts';
 import { createInboxProvider } from './inbox.ts';
 import { createSmsHttpProvider } from './sms-http.ts';
 import { createSmtpProvider } from './smtp.ts';
@@ -58,11 +60,13 @@ export interface ChannelSendersOptions {
   onSubscriptionGone?: SubscriptionGone;
   /** The guard push sends go through (default: one from `OUTBOUND_ALLOW_HOSTS` in `env`). */
   outbound?: OutboundGuard;
+  /** Tells the live feed streams of every process that a user's feed has a new item (feed/live.ts). */
+  announceFeed?: (userId: string, seq: string) => Promise<void>;
 }
 
 /** The module's platform deps work too: `createChannelSenders({ ...deps, onReceipt, onSubscriptionGone })`. */
 export type PlatformSendersOptions = PlatformDeps &
-  Pick<ChannelSendersOptions, 'onReceipt' | 'onSubscriptionGone' | 'outbound'>;
+  Pick<ChannelSendersOptions, 'onReceipt' | 'onSubscriptionGone' | 'outbound' | 'announceFeed'>;
 
 function normalize(options: ChannelSendersOptions | PlatformSendersOptions): ChannelSendersOptions {
   if (!('config' in options)) return options;
@@ -78,12 +82,14 @@ function normalize(options: ChannelSendersOptions | PlatformSendersOptions): Cha
     onReceipt: options.onReceipt,
     onSubscriptionGone: options.onSubscriptionGone,
     outbound: options.outbound,
+    announceFeed: options.announceFeed,
   };
 }
 
 /**
  * One ChannelSender per channel, providers chosen once from config: NOTIFY_{EMAIL,PUSH,SMS}_PROVIDER
- * (default `inbox`) and an optional NOTIFY_{CHANNEL}_FALLBACK, each behind its own circuit breaker.
+ * (default `inbox`) and an optional NOTIFY_{CHANNEL}_FALLBACK, each behind its own circuit breaker;
+ * in-app always writes the feed (`feed`).
  */
 export function createChannelSenders(
   given: ChannelSendersOptions | PlatformSendersOptions,
@@ -174,6 +180,12 @@ function buildProvider(
         options.onSubscriptionGone,
       );
     }
+    case 'feed':
+      return createFeedProvider({
+        repo: createFeedRepository(options.db),
+        clock: options.clock,
+        announce: options.announceFeed,
+      });
     case 'inbox':
       return createInboxProvider(channel, {
         db: options.db,

@@ -19,7 +19,12 @@ export interface ProviderRouteDeps {
 
 const tags = ['notifications'];
 const PROVIDERS = ['inbox', 'smtp', 'webpush', 'http'];
-const ChannelSchema = Type.Union([Type.Literal('push'), Type.Literal('sms'), Type.Literal('email')]);
+const ChannelSchema = Type.Union([
+  Type.Literal('push'),
+  Type.Literal('sms'),
+  Type.Literal('email'),
+  Type.Literal('in_app'),
+]);
 const InboxMessage = Type.Object({
   id: Type.String(),
   delivery_id: Type.String(),

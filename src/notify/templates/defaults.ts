@@ -6,6 +6,8 @@ export interface TemplateSeed {
   subject: string;
   body: string;
   html?: string;
+  /** In-app templates: where the item leads. */
+  link?: string;
 }
 
 /**
@@ -53,6 +55,11 @@ export const DEFAULT_TEMPLATES: Record<string, Record<Channel, Omit<TemplateSeed
       subject: '',
       body: `Booked: {{ movie_title }} ${when}, seats {{ seats | join: "," }}. Ref {{ booking_id }}`,
     },
+    in_app: {
+      subject: 'Tickets for {{ movie_title }}',
+      body: `Booking {{ booking_id }} is confirmed: {{ theater_name }}, ${when}, seats {{ seats | join: ", " }}.`,
+      link: '/bookings/{{ booking_id }}',
+    },
   },
   booking_reminder: {
     email: {
@@ -66,6 +73,11 @@ export const DEFAULT_TEMPLATES: Record<string, Record<Channel, Omit<TemplateSeed
     sms: {
       subject: '',
       body: `Reminder: {{ movie_title }} at {{ theater_name }}, ${when}. Ref {{ booking_id }}`,
+    },
+    in_app: {
+      subject: '{{ movie_title }} starts soon',
+      body: `In {{ hours_before }} h at {{ theater_name }} (${when}).`,
+      link: '/bookings/{{ booking_id }}',
     },
   },
   booking_cancelled: {
@@ -84,6 +96,11 @@ export const DEFAULT_TEMPLATES: Record<string, Record<Channel, Omit<TemplateSeed
       subject: '',
       body: `Cancelled: {{ movie_title }} ${when}. Refund ${smsMoney('refund_amount')}. Ref {{ booking_id }}`,
     },
+    in_app: {
+      subject: 'Booking {{ booking_id }} cancelled',
+      body: `{{ movie_title }} (${when}): {{ reason }}. Refund ${money('refund_amount')}.`,
+      link: '/bookings/{{ booking_id }}',
+    },
   },
   refund_update: {
     email: {
@@ -97,6 +114,11 @@ export const DEFAULT_TEMPLATES: Record<string, Record<Channel, Omit<TemplateSeed
     sms: {
       subject: '',
       body: `Refund ${smsMoney('refund_amount')} for {{ booking_id }}: {{ refund_status }}`,
+    },
+    in_app: {
+      subject: 'Refund {{ refund_status }}',
+      body: `Refund of ${money('refund_amount')} for booking {{ booking_id }}: {{ refund_status }}.`,
+      link: '/bookings/{{ booking_id }}',
     },
   },
   security_alert: {
@@ -114,6 +136,10 @@ export const DEFAULT_TEMPLATES: Record<string, Record<Channel, Omit<TemplateSeed
       subject: '',
       body: 'Security alert: {{ event }} at {{ occurred_at | datetime }}. Not you? Secure your account.',
     },
+    in_app: {
+      subject: 'Security alert: {{ event }}',
+      body: 'We noticed {{ event }} on your account at {{ occurred_at | datetime }}. Not you? Secure your account now.',
+    },
   },
   marketing: {
     email: {
@@ -122,6 +148,7 @@ export const DEFAULT_TEMPLATES: Record<string, Record<Channel, Omit<TemplateSeed
     },
     push: { subject: '{{ headline }}', body: '{{ message }}' },
     sms: { subject: '', body: '{{ headline }}: {{ message }} Reply STOP to opt out' },
+    in_app: { subject: '{{ headline }}', body: '{{ message }}' },
   },
 };
 

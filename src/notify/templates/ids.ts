@@ -1,7 +1,8 @@
 import { CHANNELS, type Channel } from '../api.ts';
 
 /** `{type}.{channel}[.{locale}]`, e.g. `booking_confirmed.email.de-AT`; at most 50 characters (spec). */
-export const TEMPLATE_ID_PATTERN = '^[a-z][a-z0-9_]{0,19}\\.(push|sms|email)(\\.[a-z]{2,3}(-[A-Z]{2})?)?$';
+export const TEMPLATE_ID_PATTERN =
+  '^[a-z][a-z0-9_]{0,19}\\.(push|sms|email|in_app)(\\.[a-z]{2,3}(-[A-Z]{2})?)?$';
 const ID = new RegExp(TEMPLATE_ID_PATTERN);
 
 export interface TemplateKey {

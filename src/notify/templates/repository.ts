@@ -35,6 +35,7 @@ export function templateRepository(database: Db) {
               subject: row.subject,
               body: row.body,
               html_body: row.html_body,
+              link: row.link,
               updated_at: now,
             }),
           )

@@ -208,6 +208,7 @@ function validated(id: string, parts: Parts): Omit<TemplateRow, 'updated_at'> {
     subject: parts.subject ?? '',
     body: parts.body,
     html_body: key.channel === 'email' ? (parts.html_body ?? null) : null,
+    link: key.channel === 'in_app' ? (parts.link ?? null) : null,
   };
   try {
     parseTemplate(row);

@@ -7,7 +7,12 @@ export const TemplateId = Type.String({
   pattern: TEMPLATE_ID_PATTERN,
   description: '`{type}.{channel}` or `{type}.{channel}.{locale}`, e.g. `booking_confirmed.email.de`',
 });
-const Channel = Type.Union([Type.Literal('push'), Type.Literal('sms'), Type.Literal('email')]);
+const Channel = Type.Union([
+  Type.Literal('push'),
+  Type.Literal('sms'),
+  Type.Literal('email'),
+  Type.Literal('in_app'),
+]);
 
 const Parts = {
   subject: Type.Optional(
@@ -18,6 +23,11 @@ const Parts = {
     Type.Union([Type.String({ maxLength: 200_000 }), Type.Null()], {
       description:
         'LiquidJS, e-mail only; outputs are HTML-escaped. Without it the HTML part is the text body.',
+    }),
+  ),
+  link: Type.Optional(
+    Type.Union([Type.String({ maxLength: 2000 }), Type.Null()], {
+      description: 'LiquidJS, in_app only: where the feed item leads (a relative path or an https URL)',
     }),
   ),
 };
@@ -44,6 +54,7 @@ export const Template = Type.Object({
   subject: Type.String(),
   body: Type.String(),
   html_body: Type.Union([Type.String(), Type.Null()]),
+  link: Type.Union([Type.String(), Type.Null()]),
   variables: Type.Array(Type.String(), { description: 'Variables the template needs in `data`' }),
   updated_at: Type.String({ format: 'date-time' }),
 });
@@ -62,5 +73,6 @@ export const Rendered = Type.Object({
   subject: Type.Optional(Type.String()),
   text: Type.String(),
   html: Type.Optional(Type.String()),
+  link: Type.Optional(Type.String()),
   missing: Type.Array(Type.String(), { description: 'Variables the template needs that `data` lacks' }),
 });

@@ -26,6 +26,7 @@ interface Parsed {
   subject: Template[];
   body: Template[];
   html?: Template[];
+  link?: Template[];
   variables: string[];
   /** No async filter in any part: rendered with `renderSync`. */
   sync: boolean;
@@ -58,14 +59,16 @@ const CHECKING_ENGINES: Engines = { text: textEngine, html: htmlEngine };
  * the engine that parsed it for its partials, so the renderer parses with its own engines.
  */
 export function parseTemplate(
-  row: Pick<TemplateRow, 'subject' | 'body' | 'html_body'>,
+  row: Pick<TemplateRow, 'subject' | 'body' | 'html_body'> & { link?: string | null },
   engines: Engines = CHECKING_ENGINES,
 ) {
   const subject = engines.text.parse(row.subject);
   const body = engines.text.parse(row.body);
   const html = row.html_body == null ? undefined : engines.html.parse(row.html_body);
-  const parts = [subject, body, ...(html ? [html] : [])];
-  return { subject, body, html, parts, variables: templateVariables(parts) };
+  // An in-app item's link (migration 300): a text part, checked like the others.
+  const link = row.link == null ? undefined : engines.text.parse(row.link);
+  const parts = [subject, body, ...(html ? [html] : []), ...(link ? [link] : [])];
+  return { subject, body, html, link, parts, variables: templateVariables(parts) };
 }
 
 const supplied = new Set<string>(CONTEXT_VARIABLES);
@@ -158,12 +161,12 @@ export function createTemplateRenderer(db: Db, options: TemplateRendererOptions 
     const version = `${hit.row.id}@${hit.row.updated_at.getTime()}`;
     let entry = parsed.get(version);
     if (!entry) {
-      const { subject, body, html_body } = hit.row;
+      const { subject, body, html_body, link } = hit.row;
       const parts = parseTemplate(hit.row, engines);
       const partials = partialReferences(parts.parts);
       // Partials are read from the database, which only liquid's async render can wait for.
       const includes = partials.names.size > 0 || partials.dynamic;
-      const sync = !includes && rendersSync([subject, body, html_body]);
+      const sync = !includes && rendersSync([subject, body, html_body, link]);
       const variables = includes
         ? await variablesWithPartials(parts.parts, parts.variables)
         : parts.variables;
@@ -194,6 +197,10 @@ export function createTemplateRenderer(db: Db, options: TemplateRendererOptions 
       if (channel === 'sms') return { text };
       const subject = (await part(engines.text, template.subject)).trim();
       if (channel === 'push') return { subject, text };
+      if (channel === 'in_app') {
+        const link = template.link ? (await part(engines.text, template.link)).trim() : '';
+        return link ? { subject, text, link } : { subject, text };
+      }
       const html = template.html ? await part(engines.html, template.html) : textToHtml(text);
       return { subject, text, html };
     } catch (error) {
