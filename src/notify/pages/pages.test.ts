@@ -300,7 +300,14 @@ test('dead letters: sending a permanent failure again says it failed again (a re
   await t.setPreferences(USER, { phone: '+15005550006' });
 
   const gone = await t.app.inject({ method: 'POST', url: action, headers: { cookie } });
-  assert.match(gone.headers.location as string, /error=That\+dead\+letter\+is\+no\+longer\+there/);
+  assert.equal(gone.headers.location, '/notify/dead-letters?error=dead_letter_not_found');
+  const told = await t.app.inject({ url: gone.headers.location as string, headers: { cookie } });
+  assert.match(
+    told.body,
+    /role="alert">That dead letter is no longer there: it was sent again already, or it expired\.</,
+  );
+  const crafted = await t.app.inject({ url: '/notify/dead-letters?error=Call+us+now', headers: { cookie } });
+  assert.equal(crafted.statusCode, 400, 'a link cannot put its own text on the page');
 });
 
 test('the outcome of a redrive still open is "Queued again", watched by the page\'s script', () => {

@@ -181,7 +181,8 @@ export const notifyPages: FastifyPluginAsyncTypebox<NotifyPagesDeps> = async (ap
           redriven: Type.Optional(Type.String({ maxLength: 100 })),
           notification: Type.Optional(Type.String({ maxLength: 100 })),
           channel: Type.Optional(ChannelFilter),
-          error: Type.Optional(Type.String({ maxLength: 300 })),
+          // A problem code, said in words here: the page never shows text a link brought along.
+          error: Type.Optional(Type.String({ maxLength: 64, pattern: '^[a-z_]+$' })),
         }),
       },
     },
@@ -210,7 +211,7 @@ export const notifyPages: FastifyPluginAsyncTypebox<NotifyPagesDeps> = async (ap
         })),
         outcome,
         watch: outcome?.open ? { notification: notificationId, channel } : undefined,
-        error: request.query.error,
+        error: request.query.error && problemWords(request.query.error),
       });
     },
   );
@@ -233,8 +234,7 @@ export const notifyPages: FastifyPluginAsyncTypebox<NotifyPagesDeps> = async (ap
         return reply.redirect(`/notify/dead-letters?${query}`, 303);
       } catch (error) {
         if (!(error instanceof AppError)) throw error;
-        const words = problemWords(error.code, error.message);
-        return reply.redirect(`/notify/dead-letters?${new URLSearchParams({ error: words })}`, 303);
+        return reply.redirect(`/notify/dead-letters?${new URLSearchParams({ error: error.code })}`, 303);
       }
     },
   );

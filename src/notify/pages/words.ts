@@ -74,8 +74,8 @@ export function reasonWords(
   return split < 0 ? { text: words } : { text: words, detail: reason.slice(split + 2) };
 }
 
-export const problemWords = (code: string | undefined, fallback: string): string =>
-  (code && PROBLEM[code]) || fallback;
+export const problemWords = (code: string): string =>
+  PROBLEM[code] ?? `It could not be sent again (${humanize(code).toLowerCase()}).`;
 
 function humanize(code: string): string {
   const text = code.replaceAll('_', ' ');
