@@ -273,7 +273,9 @@ test('dead letters: sending a permanent failure again says it failed again (a re
     redrive.headers.location,
     `/notify/dead-letters?${new URLSearchParams({ redriven: letter.id, notification: notificationId, channel: 'sms' })}`,
   );
-  await eventually(async () => (await channel('sms')).status === 'failed');
+  await eventually(
+    async () => (await channel('sms')).status === 'failed' && (await deadLetters()).length === 1,
+  );
   const failed = await t.app.inject({ url: redrive.headers.location as string, headers: { cookie } });
   assert.match(
     failed.body,

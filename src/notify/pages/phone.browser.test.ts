@@ -224,13 +224,15 @@ test('sending a dead letter again says what happened: failed again while the cau
   // The API queued it; the page watches and then says what the worker made of it.
   const outcome = page.locator('[data-redrive-outcome]');
   await page.locator('[data-redrive-outcome].bad').waitFor({ timeout: 15_000 });
+  // The queue files it as dead again a moment after the status says so; the page waits for it.
+  const again = page.locator('tr.failed-again', { hasText: id });
+  await again.waitFor({ timeout: 15_000 });
   assert.equal(
     await outcome.textContent(),
     'Sent again — it failed again: the template could not be rendered.',
   );
   assert.equal(await outcome.getAttribute('role'), 'alert');
   assert.equal(await page.locator('.message.ok').count(), 0, 'no success notice');
-  const again = page.locator('tr.failed-again', { hasText: id });
   assert.match((await again.textContent()) ?? '', /Failed again after the redrive/);
   await screenshot(page, 'notify-redrive-failed-again-phone');
 

@@ -198,19 +198,24 @@ export const notifyPages: FastifyPluginAsyncTypebox<NotifyPagesDeps> = async (ap
             )
           : undefined;
       const outcome = redriven ? redriveOutcome(status) : undefined;
+      const isIt = (d: { notification_id: string; channel: string }) =>
+        d.notification_id === notificationId && d.channel === channel;
+      // The worker records the failure before the queue files the message as dead again: until the
+      // letter is back, the page's script waits for it, so the list and the notice agree.
+      const letterDue = outcome?.tone === 'bad' && DEAD.includes(status?.status ?? '') && !items.some(isIt);
+      const watch = outcome?.open || letterDue ? { notification: notificationId, channel } : undefined;
       return reply.page('/notify/pages/dead-letters', {
         ...common,
         title: 'Dead letters',
-        scripts: outcome?.open ? ['/static/notify/dead-letters.js'] : [],
+        scripts: watch ? ['/static/notify/dead-letters.js'] : [],
         items: items.map((d) => ({
           ...d,
           when: formatTime(d.dead_at, zoneOf(d.user_id)),
           reason: reasonWords(d.error),
-          failedAgain:
-            outcome?.tone === 'bad' && d.notification_id === notificationId && d.channel === channel,
+          failedAgain: outcome?.tone === 'bad' && isIt(d),
         })),
         outcome,
-        watch: outcome?.open ? { notification: notificationId, channel } : undefined,
+        watch,
         error: request.query.error && problemWords(request.query.error),
       });
     },
@@ -346,6 +351,8 @@ function channelView(notification: NotificationView, status: ChannelStatusView, 
 }
 
 const OPEN = ['queued', 'sending', 'scheduled'];
+/** A delivery in these ends as a dead letter again; `skipped` (no address, switched off) does not. */
+const DEAD = ['failed', 'dead_lettered'];
 
 /**
  * What the dead-letters page says after a redrive. The API only queues the delivery again
