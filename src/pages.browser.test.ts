@@ -232,6 +232,7 @@ const VISITS: Visit[] = [
   { name: 'notify-dead-letters', path: () => '/notify/dead-letters' },
   { name: 'notify-preferences', path: () => `/notify/users/${fixtures.notifyUser}/preferences` },
   { name: 'notify-feed', path: () => '/notify/feed', ready: 'notification-feed li.nf-unread button' },
+  { name: 'notify-history', path: () => `/notify/users/${fixtures.notifyUser}/history` },
   { name: 'payments-pay', path: () => fixtures.paymentPath },
   { name: 'sign-in', path: () => '/sign-in' },
   { name: 'not-found', path: () => '/no/such/page/here', status: 404 },

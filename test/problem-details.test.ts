@@ -62,3 +62,32 @@ test('every problem has type, title, numeric status, detail and an instance of i
     if (code === 'unknown_type') assert.equal(problem.notification_type, 'nope');
   }
 });
+
+test('a refusal about fields carries errors [{field, message}], as the Problem schema in /openapi.json documents', async () => {
+  const schema = (await t.app.inject({ url: '/openapi.json' })).json().components.schemas.Problem;
+  assert.deepEqual(schema.properties.errors.items.required.sort(), ['field', 'message']);
+  assert.ok(!schema.required.includes('errors'), 'optional: problems about no field have none');
+  const url = '/api/users/u-fields/notification-preferences';
+  const rule = await t.app.inject({
+    method: 'PATCH',
+    url,
+    headers: t.asService,
+    payload: { timezone: 'Mars/Olympus', quiet_hours_start: '22:00' },
+  });
+  assert.equal(rule.json().code, 'invalid_preferences');
+  assert.deepEqual(rule.json().errors, [
+    { field: 'timezone', message: 'is not an IANA time zone' },
+    { field: 'quiet_hours_end', message: 'quiet_hours_start and quiet_hours_end go together' },
+  ]);
+  const shape = await t.app.inject({
+    method: 'PATCH',
+    url,
+    headers: t.asService,
+    payload: { sms_enabled: 'yes' },
+  });
+  assert.equal(shape.json().code, 'validation_failed');
+  assert.deepEqual(
+    shape.json().errors.map((e: { field: string }) => e.field),
+    ['body.sms_enabled'],
+  );
+});

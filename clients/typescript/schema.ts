@@ -1798,6 +1798,13 @@ export interface components {
             code: string;
             /** @description Also the x-request-id header and every log line of the request */
             requestId: string;
+            /** @description Per-field problems of a refused request (validation_failed, invalid_preferences and other 400/422 answers), so a form can show each at its field */
+            errors?: {
+                /** @description The member at fault: for a schema failure the request part and path (`body.timezone`, `querystring.limit`, `headers.idempotency-key`), for a rule of the service the body member (`timezone`, `quiet_hours_end`) */
+                field: string;
+                /** @description What is wrong with it, in words that follow the field name */
+                message: string;
+            }[];
         } & {
             [key: string]: unknown;
         };

@@ -154,6 +154,8 @@ async function createNotify(deps: PlatformDeps, doubles: NotifyModuleOptions): P
         getNotification: (id) => service.status(id),
         listDeadLetters: () => service.deadLetters(100),
         redrive: (id) => service.redrive(id),
+        history: (userId, limit, cursor) => service.history(userId, limit, cursor),
+        timeZones: (userIds) => preferencesRepo.timeZones(userIds),
         getPreferences: (userId) => preferences.get(userId),
         // The form has no "no time zone": an empty one keeps the current zone.
         updatePreferences: (userId, { timezone, ...patch }) =>

@@ -57,6 +57,20 @@ export interface DeadLetterView {
   dead_at: string;
 }
 
+/** `GET /api/users/{id}/notifications`: newest first, each without its attempts. */
+export interface HistoryView {
+  notifications: NotificationView[];
+  next_cursor: string | null;
+}
+
+/** `POST /api/notifications/dead-letters/{id}/redrive`: the delivery is queued again, not yet sent. */
+export interface RedriveView {
+  id: string;
+  notification_id: string;
+  channel: Channel | string;
+  status: string;
+}
+
 /** `GET /api/users/{id}/notification-preferences` */
 export interface PreferencesView {
   push_enabled: boolean;
@@ -79,7 +93,11 @@ export interface NotifyPagesDeps {
   getNotification(id: string): Promise<NotificationView | undefined>;
   listDeadLetters(): Promise<DeadLetterView[]>;
   /** Throws an AppError (404, 409) when the item cannot be re-driven. */
-  redrive(id: string): Promise<unknown>;
+  redrive(id: string): Promise<RedriveView>;
+  /** A user's notifications (`GET /api/users/{id}/notifications`); a bad cursor throws 400. */
+  history(userId: string, limit: number, cursor?: string): Promise<HistoryView>;
+  /** The stored time zones of these users; users without preferences are left out (UTC). */
+  timeZones(userIds: readonly string[]): Promise<Map<string, string>>;
   /** undefined, or a thrown 404 AppError, for an unknown user. */
   getPreferences(userId: string): Promise<PreferencesView | undefined>;
   /** The no-JavaScript form posts here; the page's client module PATCHes the JSON API instead. */

@@ -5,6 +5,7 @@ import { eventually, type NotifyTestApp, notifyTestApp } from '../../../test/sup
 import { ProviderError } from '../ports.ts';
 import { createInboxProvider } from '../providers/inbox.ts';
 import { readProviderSettings, receiptRequest } from '../providers/index.ts';
+import { redriveOutcome } from './routes.ts';
 
 /**
  * The console pages as production serves them (no page signs anyone in by itself), on the notify
@@ -97,6 +98,13 @@ before(async () => {
   });
 });
 after(() => t.close());
+
+/** ISO timestamps in a page's text (tags and attribute values removed): there should be none. */
+const visibleIsoTimes = (html: string) =>
+  html
+    .replace(/<script[\s\S]*?<\/script>/g, '')
+    .replace(/<[^>]*>/g, ' ')
+    .match(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/g) ?? [];
 
 test('landing links the inbox, dead letters and lookups, for anyone', async () => {
   const page = await t.app.inject({ url: '/notify' });
@@ -222,7 +230,7 @@ test('timeline shows each channel in time order with attempts, errors and receip
   const order = [
     'Accepted',
     'Attempt 1 failed',
-    'timeout: provider timed out',
+    'The provider did not answer in time: provider timed out',
     'Attempt 2 handed over via fake-email',
     'Sent via fake-email',
     'Delivered',
@@ -233,34 +241,113 @@ test('timeline shows each channel in time order with attempts, errors and receip
     assert.ok(next > at, `${label} after position ${at}: ${email}`);
     at = next;
   }
-  assert.match(email, /data-status>delivered</);
+  assert.match(email, /data-status="delivered">Delivered</);
   const sms = section('sms');
-  assert.ok(sms.includes('invalid_number: SMS provider answered 400: &lt;bad&gt; number'), sms);
-  assert.match(sms, /data-status>failed</);
-  assert.match(section('push'), /Reason: no_address/);
+  assert.ok(sms.includes('Not a valid phone number: SMS provider answered 400: &lt;bad&gt; number'), sms);
+  assert.match(sms, /data-status="failed">Failed</);
+  assert.match(section('push'), /Reason: No address on file/);
+  assert.doesNotMatch(section('push'), /no_address/);
+  // Times in the user's zone (Europe/Berlin), named; never the raw ISO text.
+  assert.match(
+    page.body,
+    /<time datetime="[^"]+">\d{1,2} \w{3} \d{4}, \d{2}:\d{2}:\d{2} \(Europe\/Berlin\)<\/time>/,
+  );
+  assert.deepEqual(visibleIsoTimes(page.body), []);
   assert.doesNotMatch(email, /invalid_number/, 'each channel shows only its own attempts');
   const missing = await t.app.inject({ url: '/notify/notifications/nope', headers: { cookie } });
   assert.equal(missing.statusCode, 404);
 });
 
-test('dead letters: the redrive button re-drives and comes back with a notice; a second time shows the error', async () => {
+test('dead letters: sending a permanent failure again says it failed again (a refused number, then no address); a second time says it is gone', async () => {
   const [letter] = await deadLetters();
   const action = `/notify/dead-letters/${encodeURIComponent(letter.id)}/redrive`;
   const page = await t.app.inject({ url: '/notify/dead-letters', headers: { cookie } });
   assert.ok(page.body.includes(`action="${action}"`), page.body);
-  smsFails = false;
+  assert.ok(page.body.includes('Not a valid phone number'), 'the last error in words');
+  assert.deepEqual(visibleIsoTimes(page.body), []);
+
+  // The carrier still refuses the number: the redrive is queued, the worker fails it again at once.
   const redrive = await t.app.inject({ method: 'POST', url: action, headers: { cookie } });
   assert.equal(redrive.statusCode, 303);
   assert.equal(
     redrive.headers.location,
-    `/notify/dead-letters?${new URLSearchParams({ redriven: letter.id })}`,
+    `/notify/dead-letters?${new URLSearchParams({ redriven: letter.id, notification: notificationId, channel: 'sms' })}`,
   );
-  const after = await t.app.inject({ url: redrive.headers.location as string, headers: { cookie } });
-  assert.ok(after.body.includes(`Re-driven: ${letter.id}`), after.body);
-  assert.match(after.body, /Nothing here/);
-  await eventually(async () => (await channel('sms')).status === 'sent');
-  const again = await t.app.inject({ method: 'POST', url: action, headers: { cookie } });
-  assert.match(again.headers.location as string, /error=No\+such\+dead\+letter/);
+  await eventually(
+    async () => (await channel('sms')).status === 'failed' && (await deadLetters()).length === 1,
+  );
+  const failed = await t.app.inject({ url: redrive.headers.location as string, headers: { cookie } });
+  assert.match(
+    failed.body,
+    /role="alert" data-redrive-outcome>Sent again — it failed again: not a valid phone number\./,
+  );
+  assert.doesNotMatch(failed.body, /message ok/, 'no success notice');
+  assert.match(failed.body, /class="failed-again"[\s\S]*Failed again after the redrive/);
+  assert.doesNotMatch(failed.body, /dead-letters\.js/, 'the outcome is known: nothing to watch');
+
+  // The number removed meanwhile: the worker finds no address and sends nothing.
+  // The same queue message died again, so it is listed under the same id.
+  const [second] = await deadLetters();
+  smsFails = false;
+  await t.setPreferences(USER, { phone: null });
+  const again = await t.app.inject({
+    method: 'POST',
+    url: `/notify/dead-letters/${encodeURIComponent(second.id)}/redrive`,
+    headers: { cookie },
+  });
+  await eventually(async () => (await channel('sms')).status === 'skipped');
+  const skipped = await t.app.inject({ url: again.headers.location as string, headers: { cookie } });
+  assert.match(skipped.body, /Sent again — it failed again: no address on file\./);
+  assert.match(skipped.body, /Nothing here/);
+  await t.setPreferences(USER, { phone: '+15005550006' });
+
+  const gone = await t.app.inject({ method: 'POST', url: action, headers: { cookie } });
+  assert.equal(gone.headers.location, '/notify/dead-letters?error=dead_letter_not_found');
+  const told = await t.app.inject({ url: gone.headers.location as string, headers: { cookie } });
+  assert.match(
+    told.body,
+    /role="alert">That dead letter is no longer there: it was sent again already, or it expired\.</,
+  );
+  const crafted = await t.app.inject({ url: '/notify/dead-letters?error=Call+us+now', headers: { cookie } });
+  assert.equal(crafted.statusCode, 400, 'a link cannot put its own text on the page');
+});
+
+test('the outcome of a redrive still open is "Queued again", watched by the page\'s script', () => {
+  assert.deepEqual(redriveOutcome({ channel: 'sms', status: 'queued', reason: 'redriven' }), {
+    tone: 'info',
+    text: 'Queued again: a worker sends it shortly.',
+    open: true,
+  });
+  assert.equal(redriveOutcome({ channel: 'sms', status: 'delivered' }).text, 'Sent again: delivered.');
+});
+
+test("a user's history page: their notifications newest first, each channel's status in words and its timeline", async () => {
+  const url = `/notify/users/${USER}/history`;
+  const bare = await t.app.inject({ url });
+  assert.equal(bare.statusCode, 303);
+  assert.equal(bare.headers.location, `/sign-in?next=${encodeURIComponent(url)}`);
+  const second = await t.inject({
+    method: 'POST',
+    url: '/api/notifications',
+    payload: { user_id: USER, type: 'order_update', channels: ['push'], data: { order_id: 'o-2' } },
+  });
+  const page = await t.app.inject({ url, headers: { cookie } });
+  assert.equal(page.statusCode, 200, page.body);
+  const ids = [...page.body.matchAll(/data-notification="([0-9a-f-]{36})"/g)].map((m) => m[1]);
+  assert.deepEqual(ids.slice(0, 2), [second.json().id, notificationId], 'newest first');
+  const first = page.body.slice(page.body.indexOf(`data-notification="${notificationId}"`));
+  assert.match(first, /data-channel="email"[\s\S]*data-status="delivered">Delivered</);
+  assert.match(first, /data-channel="push"[\s\S]*Reason: No address on file/);
+  assert.match(first, /Accepted[\s\S]*Sent via fake-email[\s\S]*Delivered \(provider receipt\)/);
+  assert.match(page.body, /Times are in the user's time zone, Europe\/Berlin/);
+  assert.ok(page.body.includes(`href="/notify/notifications/${notificationId}"`), 'links the full timeline');
+  assert.deepEqual(visibleIsoTimes(page.body), []);
+
+  const other = await t.app.inject({ url: '/notify/users/nobody-here/history', headers: { cookie } });
+  assert.equal(other.statusCode, 200);
+  assert.match(other.body, /No notifications for user nobody-here/);
+  const badCursor = await t.app.inject({ url: `${url}?cursor=nonsense`, headers: { cookie } });
+  assert.equal(badCursor.statusCode, 400);
 });
 
 test('preferences form shows the values and saves without JavaScript', async () => {
@@ -306,4 +393,62 @@ test('preferences form shows the values and saves without JavaScript', async () 
   const script = await t.app.inject({ url: '/static/notify/preferences.js' });
   assert.equal(script.statusCode, 200);
   assert.match(script.body, /notification-preferences/);
+});
+
+test('preferences without JavaScript: a refusal shows each problem in words at its field, the first one focused, nothing stored', async () => {
+  const before = (await t.inject(`/api/users/${USER}/notification-preferences`)).json();
+  const refused = await t.app.inject({
+    method: 'POST',
+    url: `/notify/users/${USER}/preferences`,
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+    payload: 'sms_enabled=on&quiet_hours_start=22%3A00&quiet_hours_end=&phone=12345&timezone=Mars%2FOlympus',
+  });
+  assert.equal(refused.statusCode, 422, refused.body);
+  const field = (name: string) =>
+    new RegExp(`<(input|select)[^>]*id="${name}"[^>]*>`).exec(refused.body)?.[0] ?? '';
+  assert.match(
+    field('quiet_hours_end'),
+    /aria-describedby="quiet_hours_end-error" aria-invalid="true" autofocus/,
+  );
+  assert.match(field('phone'), /aria-invalid="true"/);
+  assert.doesNotMatch(field('phone'), /autofocus/, 'only the first invalid field takes focus');
+  assert.match(field('timezone'), /aria-invalid="true"/);
+  assert.doesNotMatch(field('email'), /aria-invalid/);
+  const message = (name: string) =>
+    new RegExp(`id="${name}-error" data-error-for="${name}">([^<]*)<`).exec(refused.body)?.[1];
+  assert.equal(message('quiet_hours_end'), 'Give both ends of the quiet hours, or leave both empty.');
+  assert.equal(
+    message('phone'),
+    'Enter the number in international format: a + and the country code, e.g. +4915112345678.',
+  );
+  assert.equal(message('timezone'), 'Choose a time zone from the list.');
+  assert.doesNotMatch(refused.body, /is not an IANA time zone|go together/, 'no raw API text');
+  // Shown as sent, so nothing typed is lost.
+  assert.match(field('phone'), /value="12345"/);
+  assert.deepEqual((await t.inject(`/api/users/${USER}/notification-preferences`)).json(), before);
+});
+
+test('the time zone is a picker of every IANA zone, the stored one chosen', async () => {
+  await t.setPreferences(USER, { timezone: 'Asia/Kolkata' });
+  const page = await t.app.inject({ url: `/notify/users/${USER}/preferences`, headers: { cookie } });
+  const select = /<select id="timezone" name="timezone"[^>]*>([\s\S]*?)<\/select>/.exec(page.body);
+  assert.ok(select, 'a select, not a text field');
+  assert.match(select[0], /data-suggest-zone="no"/);
+  const options = [...select[1].matchAll(/<option( selected)?>([^<]+)<\/option>/g)];
+  // Intl lists ICU's names (Asia/Calcutta); the stored alias the API took stays choosable, first.
+  assert.deepEqual(
+    options.map((o) => o[2]),
+    ['Asia/Kolkata', ...Intl.supportedValuesOf('timeZone')],
+  );
+  assert.deepEqual(
+    options.filter((o) => o[1]).map((o) => o[2]),
+    ['Asia/Kolkata'],
+  );
+  assert.match(page.body, /<script type="application\/json" data-field-words>\{"labels"/);
+  const fresh = await t.app.inject({ url: '/notify/users/never-seen/preferences', headers: { cookie } });
+  assert.match(
+    fresh.body,
+    /data-suggest-zone="yes"/,
+    "a user who never chose gets the browser's zone suggested",
+  );
 });

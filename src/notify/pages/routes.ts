@@ -5,8 +5,24 @@ import { AppError } from '../../platform/errors.ts';
 import { serveStatic } from '../../platform/pages/index.ts';
 import { CHANNELS } from '../api.ts';
 import { inboxRepository } from '../providers/inbox.ts';
-import type { NotifyPagesDeps, PreferencesPatch } from './deps.ts';
+import type {
+  ChannelStatusView,
+  NotificationView,
+  NotifyPagesDeps,
+  PreferencesPatch,
+  PreferencesView,
+} from './deps.ts';
 import { channelTimeline } from './timeline.ts';
+import {
+  FIELD_WORDS,
+  type FieldError,
+  fieldErrors,
+  formatTime,
+  problemWords,
+  reasonWords,
+  statusWords,
+  TIME_ZONES,
+} from './words.ts';
 
 export type * from './deps.ts';
 
@@ -39,6 +55,12 @@ export const notifyPages: FastifyPluginAsyncTypebox<NotifyPagesDeps> = async (ap
       tone: 'bad',
       link: { href: '/notify', title: 'Back to notifications' },
     });
+
+  /** Each user's stored zone (UTC for a user without preferences), looked up once per page. */
+  const zonesOf = async (userIds: string[]) => {
+    const zones = await deps.timeZones([...new Set(userIds)]);
+    return (userId: string) => zones.get(userId) ?? 'UTC';
+  };
 
   app.get('/notify', { config: anyone, schema: hide }, async (_request, reply) =>
     reply.page('/notify/pages/index', { ...common, title: 'Notifications' }),
@@ -74,6 +96,14 @@ export const notifyPages: FastifyPluginAsyncTypebox<NotifyPagesDeps> = async (ap
       const channel = request.query.channel || undefined;
       const messages = await inbox.list({ userId: user || undefined, channel, limit: 200 });
       const selected = message ? await inbox.get(message) : undefined;
+      const zoneOf = await zonesOf([
+        ...messages.map((m) => m.user_id),
+        ...(selected ? [selected.user_id] : []),
+      ]);
+      const when = (row: { created_at: Date; user_id: string }) => ({
+        at: row.created_at.toISOString(),
+        when: formatTime(row.created_at, zoneOf(row.user_id)),
+      });
       const query = (id: string) =>
         `/notify/inbox?${new URLSearchParams({ ...(user ? { user } : {}), ...(channel ? { channel } : {}), message: id })}`;
       const filter = new URLSearchParams({ ...(user ? { user } : {}), ...(channel ? { channel } : {}) });
@@ -87,8 +117,8 @@ export const notifyPages: FastifyPluginAsyncTypebox<NotifyPagesDeps> = async (ap
         user: user ?? '',
         channel: channel ?? '',
         channels: CHANNELS,
-        messages: messages.map((row) => ({ ...row, href: query(row.id), at: row.created_at.toISOString() })),
-        selected: selected && { ...selected, at: selected.created_at.toISOString() },
+        messages: messages.map((row) => ({ ...row, href: query(row.id), ...when(row) })),
+        selected: selected && { ...selected, ...when(selected) },
       });
     },
   );
@@ -139,14 +169,14 @@ export const notifyPages: FastifyPluginAsyncTypebox<NotifyPagesDeps> = async (ap
       const notification = await orNotFound(deps.getNotification(request.params.id));
       if (!notification)
         return notFound(reply, 'Notification not found', `No notification ${request.params.id}.`);
+      const zone = (await zonesOf([notification.user_id]))(notification.user_id);
       return reply.page('/notify/pages/timeline', {
         ...common,
         title: `Notification ${notification.id}`,
         notification,
-        channels: notification.channels.map((status) => ({
-          ...status,
-          events: channelTimeline(notification, status),
-        })),
+        zone,
+        created: formatTime(notification.created_at, zone),
+        channels: notification.channels.map((status) => channelView(notification, status, zone)),
       });
     },
   );
@@ -159,17 +189,44 @@ export const notifyPages: FastifyPluginAsyncTypebox<NotifyPagesDeps> = async (ap
         ...hide,
         querystring: Type.Object({
           redriven: Type.Optional(Type.String({ maxLength: 100 })),
-          error: Type.Optional(Type.String({ maxLength: 300 })),
+          notification: Type.Optional(Type.String({ maxLength: 100 })),
+          channel: Type.Optional(ChannelFilter),
+          // A problem code, said in words here: the page never shows text a link brought along.
+          error: Type.Optional(Type.String({ maxLength: 64, pattern: '^[a-z_]+$' })),
         }),
       },
     },
     async (request, reply) => {
+      const { redriven, notification: notificationId, channel } = request.query;
+      const items = await deps.listDeadLetters();
+      const zoneOf = await zonesOf(items.map((d) => d.user_id));
+      // What became of a redrive: the API answered "queued", the worker decides the rest.
+      const status =
+        redriven && notificationId && channel
+          ? (await orNotFound(deps.getNotification(notificationId)))?.channels.find(
+              (c) => c.channel === channel,
+            )
+          : undefined;
+      const outcome = redriven ? redriveOutcome(status) : undefined;
+      const isIt = (d: { notification_id: string; channel: string }) =>
+        d.notification_id === notificationId && d.channel === channel;
+      // The worker records the failure before the queue files the message as dead again: until the
+      // letter is back, the page's script waits for it, so the list and the notice agree.
+      const letterDue = outcome?.tone === 'bad' && DEAD.includes(status?.status ?? '') && !items.some(isIt);
+      const watch = outcome?.open || letterDue ? { notification: notificationId, channel } : undefined;
       return reply.page('/notify/pages/dead-letters', {
         ...common,
         title: 'Dead letters',
-        items: await deps.listDeadLetters(),
-        redriven: request.query.redriven,
-        error: request.query.error,
+        scripts: watch ? ['/static/notify/dead-letters.js'] : [],
+        items: items.map((d) => ({
+          ...d,
+          when: formatTime(d.dead_at, zoneOf(d.user_id)),
+          reason: reasonWords(d.error),
+          failedAgain: outcome?.tone === 'bad' && isIt(d),
+        })),
+        outcome,
+        watch,
+        error: request.query.error && problemWords(request.query.error),
       });
     },
   );
@@ -183,14 +240,16 @@ export const notifyPages: FastifyPluginAsyncTypebox<NotifyPagesDeps> = async (ap
     },
     async (request, reply) => {
       try {
-        await deps.redrive(request.params.id);
-        return reply.redirect(
-          `/notify/dead-letters?${new URLSearchParams({ redriven: request.params.id })}`,
-          303,
-        );
+        const redriven = await deps.redrive(request.params.id);
+        const query = new URLSearchParams({
+          redriven: redriven.id,
+          notification: redriven.notification_id,
+          channel: redriven.channel,
+        });
+        return reply.redirect(`/notify/dead-letters?${query}`, 303);
       } catch (error) {
         if (!(error instanceof AppError)) throw error;
-        return reply.redirect(`/notify/dead-letters?${new URLSearchParams({ error: error.message })}`, 303);
+        return reply.redirect(`/notify/dead-letters?${new URLSearchParams({ error: error.code })}`, 303);
       }
     },
   );
@@ -209,14 +268,10 @@ export const notifyPages: FastifyPluginAsyncTypebox<NotifyPagesDeps> = async (ap
       const preferences = await orNotFound(deps.getPreferences(request.params.id));
       if (!preferences)
         return notFound(reply, 'User not found', `No preferences for user ${request.params.id}.`);
-      return reply.page('/notify/pages/preferences', {
-        ...common,
-        title: 'Notification preferences',
-        userId: request.params.id,
-        preferences,
-        saved: request.query.saved === '1',
-        scripts: ['/static/notify/preferences.js'],
-      });
+      return reply.page(
+        '/notify/pages/preferences',
+        preferencesPage(request.params.id, preferences, { saved: request.query.saved === '1' }),
+      );
     },
   );
 
@@ -227,14 +282,134 @@ export const notifyPages: FastifyPluginAsyncTypebox<NotifyPagesDeps> = async (ap
       schema: { ...hide, params: Type.Object({ id: UserId }) },
     },
     async (request, reply) => {
-      await deps.updatePreferences(request.params.id, fromForm(request.body));
+      const patch = fromForm(request.body);
+      try {
+        await deps.updatePreferences(request.params.id, patch);
+      } catch (error) {
+        const errors = error instanceof AppError ? error.extras.errors : undefined;
+        if (!(error instanceof AppError && error.status < 500 && Array.isArray(errors))) throw error;
+        // Shown again as sent, each problem at its field (nothing was stored).
+        const sent = Object.fromEntries(
+          Object.entries(patch).map(([name, value]) => [name, typeof value === 'string' ? value : '']),
+        );
+        const current = await deps.getPreferences(request.params.id);
+        return reply.code(error.status).page(
+          '/notify/pages/preferences',
+          preferencesPage(
+            request.params.id,
+            { ...(current as PreferencesView), ...patch },
+            {
+              errors: fieldErrors(errors as FieldError[], sent),
+            },
+          ),
+        );
+      }
       return reply.redirect(
         `/notify/users/${encodeURIComponent(request.params.id)}/preferences?saved=1`,
         303,
       );
     },
   );
+
+  app.get(
+    '/notify/users/:id/history',
+    {
+      config: staff,
+      schema: {
+        ...hide,
+        params: Type.Object({ id: UserId }),
+        querystring: Type.Object({ cursor: Type.Optional(Type.String({ maxLength: 200 })) }),
+      },
+    },
+    async (request, reply) => {
+      const userId = request.params.id;
+      const history = await deps.history(userId, HISTORY_PAGE, request.query.cursor);
+      const zone = (await zonesOf([userId]))(userId);
+      return reply.page('/notify/pages/history', {
+        ...common,
+        title: `Notifications of user ${userId}`,
+        userId,
+        zone,
+        notifications: history.notifications.map((n) => ({
+          ...n,
+          created: formatTime(n.created_at, zone),
+          channels: n.channels.map((status) => channelView(n, status, zone)),
+        })),
+        next: history.next_cursor
+          ? `/notify/users/${encodeURIComponent(userId)}/history?${new URLSearchParams({ cursor: history.next_cursor })}`
+          : undefined,
+      });
+    },
+  );
 };
+
+/** Notifications per page of a user's history. */
+const HISTORY_PAGE = 20;
+
+/** One channel's delivery as the pages show it: status and reason in words, times in the user's zone. */
+function channelView(notification: NotificationView, status: ChannelStatusView, zone: string) {
+  return {
+    ...status,
+    statusText: statusWords(status.status),
+    reason: reasonWords(status.reason),
+    events: channelTimeline(notification, status).map((event) => ({
+      ...event,
+      when: formatTime(event.at, zone),
+      detail: event.detail && (reasonWords(event.detail) ?? { text: event.detail }),
+    })),
+  };
+}
+
+const OPEN = ['queued', 'sending', 'scheduled'];
+/** A delivery in these ends as a dead letter again; `skipped` (no address, switched off) does not. */
+const DEAD = ['failed', 'dead_lettered'];
+
+/**
+ * What the dead-letters page says after a redrive. The API only queues the delivery again
+ * (`status: queued`); a worker then sends it, and a permanent failure (a refused number, no
+ * address) fails again at once and is back in the list. So the page says what the delivery's
+ * status says now, and while it is still open, its script watches for the outcome.
+ */
+export function redriveOutcome(status: ChannelStatusView | undefined): {
+  tone: 'ok' | 'bad' | 'info';
+  text: string;
+  open: boolean;
+} {
+  if (!status || OPEN.includes(status.status)) {
+    return { tone: 'info', text: 'Queued again: a worker sends it shortly.', open: Boolean(status) };
+  }
+  if (status.status === 'sent' || status.status === 'delivered') {
+    return { tone: 'ok', text: `Sent again: ${statusWords(status.status).toLowerCase()}.`, open: false };
+  }
+  const reason = reasonWords(status.reason)?.text ?? statusWords(status.status);
+  return {
+    tone: 'bad',
+    text: `Sent again — it failed again: ${reason.charAt(0).toLowerCase()}${reason.slice(1)}.`,
+    open: false,
+  };
+}
+
+function preferencesPage(
+  userId: string,
+  preferences: PreferencesView,
+  state: { saved?: boolean; errors?: FieldError[] },
+) {
+  const zone = preferences.timezone ?? '';
+  return {
+    ...common,
+    title: 'Notification preferences',
+    userId,
+    preferences,
+    saved: state.saved ?? false,
+    errors: Object.fromEntries((state.errors ?? []).map((e) => [e.field, e.message])),
+    // A stored zone Intl lists under another name (an alias) stays choosable.
+    zones: zone && !TIME_ZONES.includes(zone) ? [zone, ...TIME_ZONES] : TIME_ZONES,
+    // UTC is what a user who never chose has: the page suggests the browser's zone instead.
+    suggestZone: zone === 'UTC',
+    words: JSON.stringify(FIELD_WORDS).replaceAll('<', '\\u003c'),
+    scripts: ['/static/notify/preferences.js'],
+  };
+}
 
 /** A 404 AppError from the core reads as "not there" (the page answers 404 itself). */
 async function orNotFound<T>(promise: Promise<T | undefined>): Promise<T | undefined> {

@@ -95,6 +95,17 @@ export function createPreferencesRepository(database: Db) {
         .execute();
     },
 
+    /** The stored zones of these users (the console shows each user's times in their zone). */
+    async timeZones(userIds: readonly string[]): Promise<Map<string, string>> {
+      if (userIds.length === 0) return new Map();
+      const rows = await db
+        .selectFrom('notify_preferences')
+        .select(['user_id', 'timezone'])
+        .where('user_id', 'in', [...userIds])
+        .execute();
+      return new Map(rows.map((row) => [row.user_id, row.timezone]));
+    },
+
     async subscriptions(userId: string): Promise<PushSubscription[]> {
       const rows = await db
         .selectFrom('notify_push_subscriptions')

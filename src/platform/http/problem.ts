@@ -37,6 +37,21 @@ export const ProblemSchema = Type.Object(
     instance: Type.String({ description: 'This occurrence: urn:request:<requestId>' }),
     code: Type.String({ description: 'The stable snake_case code (the last segment of type)' }),
     requestId: Type.String({ description: 'Also the x-request-id header and every log line of the request' }),
+    errors: Type.Optional(
+      Type.Array(
+        Type.Object({
+          field: Type.String({
+            description:
+              'The member at fault: for a schema failure the request part and path (`body.timezone`, `querystring.limit`, `headers.idempotency-key`), for a rule of the service the body member (`timezone`, `quiet_hours_end`)',
+          }),
+          message: Type.String({ description: 'What is wrong with it, in words that follow the field name' }),
+        }),
+        {
+          description:
+            'Per-field problems of a refused request (validation_failed, invalid_preferences and other 400/422 answers), so a form can show each at its field',
+        },
+      ),
+    ),
   },
   {
     additionalProperties: true,
