@@ -13,6 +13,9 @@ import { loadDemoCatalogue } from './catalogue/demo.ts';
 import { createCatalogueRepository } from './catalogue/repository.ts';
 import { catalogueRoutes } from './catalogue/routes.ts';
 import { createCatalogueService } from './catalogue/service.ts';
+import { createDoorRepository } from './door/repository.ts';
+import { doorRoutes } from './door/routes.ts';
+import { createDoorService } from './door/service.ts';
 import { countingHolds, createBookingMetrics } from './metrics.ts';
 import { bookingMigrations } from './migrations/index.ts';
 import { pageRoutes } from './pages/routes.ts';
@@ -119,6 +122,13 @@ export const bookingModule = {
       log,
       metrics,
     });
+    const door = createDoorService({
+      repo: createDoorRepository(deps.database.db),
+      bookings: bookingsRepo,
+      catalogue,
+      clock,
+      secret: config.secret,
+    });
     const reminders = createReminders({ repo: bookingsRepo, catalogue, notifier, clock });
     payments()?.onPaymentEvent('booking', (event) => settlement.settle(event.payment));
     if (!payments()) log.warn('the payments module is not available: bookings answer 503');
@@ -131,6 +141,7 @@ export const bookingModule = {
         await app.register(seatsRoutes, { seats, ...limits });
         await app.register(waitingRoomRoutes, { waitingRoom, live, ...limits });
         await app.register(bookingsRoutes, { bookings });
+        await app.register(doorRoutes, { door });
         await app.register(pageRoutes, { catalogue, search, settings, clock });
       },
       jobs: [
