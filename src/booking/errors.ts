@@ -13,6 +13,7 @@ export const err = defineErrors({
   screen_exists: { status: 409, title: 'The theater already has a screen with this number' },
   show_overlaps: { status: 409, title: 'The screen is busy with another show at that time' },
   unknown_seats: { status: 422, title: 'Some seats do not exist on this screen' },
+  companion_needs_wheelchair: { status: 422, title: 'A companion seat is held with a wheelchair space' },
   seats_unavailable: { status: 409, title: 'Some of the seats are not available' },
   show_started: { status: 409, title: 'The show has started' },
   show_cancelled: { status: 410, title: 'The show was cancelled' },
