@@ -18,6 +18,7 @@ import { doorRoutes } from './door/routes.ts';
 import { createDoorService } from './door/service.ts';
 import { countingHolds, createBookingMetrics } from './metrics.ts';
 import { bookingMigrations } from './migrations/index.ts';
+import { doorPage } from './pages/door.ts';
 import { pageRoutes } from './pages/routes.ts';
 import { bookingRetention } from './retention.ts';
 import { createSearchRepository } from './search/repository.ts';
@@ -93,6 +94,7 @@ export const bookingModule = {
     const notifier = createBookingNotifier({
       notify: deps.modules.get('notify') as NotifyApi | undefined,
       log,
+      baseUrl: config.baseUrl,
     });
     const tickets = createTickets(config.secret);
     const bookingsRepo = createBookingsRepository(deps.database.db);
@@ -142,6 +144,7 @@ export const bookingModule = {
         await app.register(waitingRoomRoutes, { waitingRoom, live, ...limits });
         await app.register(bookingsRoutes, { bookings });
         await app.register(doorRoutes, { door });
+        await app.register(doorPage);
         await app.register(pageRoutes, { catalogue, search, settings, clock });
       },
       jobs: [
