@@ -216,6 +216,10 @@ test('door scanner: typed and photographed codes admit once; offline scans wait 
   await screenshot(page, 'booking-door-synced-phone');
 
   assert.deepEqual(await axeViolations(page), []);
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await screenshot(page, 'booking-door-synced-desktop');
+  assert.deepEqual(await axeViolations(page), [], 'at desktop width too');
+  await page.setViewportSize({ width: 390, height: 844 });
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);
   assert.equal(overflow, false, 'no sideways scrolling on a phone');
   // The token never shows whole on the page (it admits whoever holds it).
