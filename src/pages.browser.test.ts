@@ -222,6 +222,7 @@ const VISITS: Visit[] = [
   { name: 'booking-queue', path: () => `/shows/${fixtures.hotShowId}/queue`, ready: '#position' },
   { name: 'booking-booking', path: () => `/bookings/${fixtures.bookingId}`, ready: 'img#qr' },
   { name: 'booking-mine', path: () => '/my-bookings', ready: '#my-bookings li.card' },
+  { name: 'booking-door', path: () => `/door?show=${fixtures.showId}&door=Main`, ready: '#net' },
   { name: 'parking-landing', path: () => '/parking' },
   { name: 'parking-boards', path: () => '/parking/boards', ready: '[data-live].on' },
   { name: 'parking-entry', path: () => '/parking/entry?panel=in-1' },

@@ -1327,6 +1327,50 @@ const CASES: Record<string, (c: Context) => Promise<void>> = {
     });
     await call(400, { method: 'POST', url: '/api/v1/tickets/check', headers: t.asOperator, payload: {} });
   },
+  async postTicketsByTokenCheckIn({ call }) {
+    const { showId } = await fixtures.seeded();
+    const owner = randomUUID();
+    const booking = await fixtures.booking(owner, 'B7');
+    const url = `/api/v1/tickets/${encodeURIComponent(booking.ticket_token)}/check-in`;
+    const headers = t.asOperator;
+    await call(422, { method: 'POST', url, headers, payload: { show_id: missing, door: 'Main' } });
+    await call(200, { method: 'POST', url, headers, payload: { show_id: showId, door: 'Main' } });
+    await call(409, { method: 'POST', url, headers, payload: { show_id: showId, door: 'Side' } });
+    const cancelled = await fixtures.booking(owner, 'B8');
+    const cancel = await t.app.inject({
+      method: 'POST',
+      url: `/api/v1/bookings/${cancelled.booking_id}/cancel`,
+      headers: t.asUser(owner),
+      payload: { accept_no_refund: true },
+    });
+    assert.equal(cancel.statusCode, 200, cancel.body);
+    await call(410, {
+      method: 'POST',
+      url: `/api/v1/tickets/${encodeURIComponent(cancelled.ticket_token)}/check-in`,
+      headers,
+      payload: { show_id: showId, door: 'Main' },
+    });
+    await call(404, {
+      method: 'POST',
+      url: '/api/v1/tickets/forged/check-in',
+      headers,
+      payload: { show_id: showId, door: 'Main' },
+    });
+    await call(400, { method: 'POST', url, headers, payload: { show_id: showId } });
+    await call(401, { method: 'POST', url, payload: { show_id: showId, door: 'Main' } });
+  },
+  async postTicketsCheckIn({ call }) {
+    const { showId } = await fixtures.seeded();
+    const booking = await fixtures.booking(randomUUID(), 'B9');
+    const url = '/api/v1/tickets/check-in';
+    const headers = t.asOperator;
+    const payload = { token: booking.ticket_token, show_id: showId, door: 'Main' };
+    await call(422, { method: 'POST', url, headers, payload: { ...payload, show_id: missing } });
+    await call(200, { method: 'POST', url, headers, payload });
+    await call(409, { method: 'POST', url, headers, payload });
+    await call(404, { method: 'POST', url, headers, payload: { ...payload, token: 'forged' } });
+    await call(400, { method: 'POST', url, headers, payload: { token: booking.ticket_token } });
+  },
 
   // Parking
   async postParkingEntry({ call }) {

@@ -1568,6 +1568,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/tickets/{token}/check-in": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Admit a ticket at the door (once)
+         * @description Door staff (an operator key or page session with `booking:door`, or the admin). The first scan admits (200 with the seats and who booked); later scans answer 409 `already_checked_in` with `checked_in_at` and `door`. A ticket of another show or a scan once the show has ended → 422 (`wrong_show`, `show_ended`); a cancelled booking → 410 `ticket_cancelled`; an unpaid one → 409 `ticket_not_valid`; a token that is not ours → 404. Concurrent scans of one ticket admit it once. The token travels in the URL here; scanners that can should use POST /api/v1/tickets/check-in, which keeps it out of URL logs.
+         *
+         *     Caller: an operator with `booking:door`, or an admin.
+         */
+        post: operations["postTicketsByTokenCheckIn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tickets/check-in": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Admit a ticket at the door (once), the token in the body
+         * @description Door staff (an operator key or page session with `booking:door`, or the admin). The first scan admits (200 with the seats and who booked); later scans answer 409 `already_checked_in` with `checked_in_at` and `door`. A ticket of another show or a scan once the show has ended → 422 (`wrong_show`, `show_ended`); a cancelled booking → 410 `ticket_cancelled`; an unpaid one → 409 `ticket_not_valid`; a token that is not ours → 404. Concurrent scans of one ticket admit it once.
+         *
+         *     Caller: an operator with `booking:door`, or an admin.
+         */
+        post: operations["postTicketsCheckIn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/parking/entry": {
         parameters: {
             query?: never;
@@ -11718,6 +11762,311 @@ export interface operations {
             };
             /** @description Not found, or not the caller's (as if it did not exist) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests; Retry-After says when to ask again */
+            429: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postTicketsByTokenCheckIn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description UUID
+                     */
+                    show_id: string;
+                    /** @description Which door or scanner admitted the ticket (e.g. "Main entrance"), shown on a second scan */
+                    door: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        admitted: true;
+                        /**
+                         * Format: uuid
+                         * @description UUID
+                         */
+                        booking_id: string;
+                        /**
+                         * Format: uuid
+                         * @description UUID
+                         */
+                        show_id: string;
+                        seats: string[];
+                        /** @description Who booked, as far as we know it: the contact e-mail or phone given at checkout, partly masked (a•••e@example.com), else 'Guest' */
+                        holder: string;
+                        movie_title: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC timestamp
+                         */
+                        show_time: string;
+                        door: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC timestamp
+                         */
+                        checked_in_at: string;
+                    };
+                };
+            };
+            /** @description The request does not match its schema (validation_failed, malformed_json) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized) */
+            401: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credentials do not allow this operation (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not the caller's (as if it did not exist) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Gone: expired, deleted or cancelled */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but refused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests; Retry-After says when to ask again */
+            429: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postTicketsCheckIn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    token: string;
+                    /**
+                     * Format: uuid
+                     * @description UUID
+                     */
+                    show_id: string;
+                    /** @description Which door or scanner admitted the ticket (e.g. "Main entrance"), shown on a second scan */
+                    door: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        admitted: true;
+                        /**
+                         * Format: uuid
+                         * @description UUID
+                         */
+                        booking_id: string;
+                        /**
+                         * Format: uuid
+                         * @description UUID
+                         */
+                        show_id: string;
+                        seats: string[];
+                        /** @description Who booked, as far as we know it: the contact e-mail or phone given at checkout, partly masked (a•••e@example.com), else 'Guest' */
+                        holder: string;
+                        movie_title: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC timestamp
+                         */
+                        show_time: string;
+                        door: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC timestamp
+                         */
+                        checked_in_at: string;
+                    };
+                };
+            };
+            /** @description The request does not match its schema (validation_failed, malformed_json) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized) */
+            401: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credentials do not allow this operation (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not the caller's (as if it did not exist) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Gone: expired, deleted or cancelled */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but refused */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -13,8 +13,12 @@ import { loadDemoCatalogue } from './catalogue/demo.ts';
 import { createCatalogueRepository } from './catalogue/repository.ts';
 import { catalogueRoutes } from './catalogue/routes.ts';
 import { createCatalogueService } from './catalogue/service.ts';
+import { createDoorRepository } from './door/repository.ts';
+import { doorRoutes } from './door/routes.ts';
+import { createDoorService } from './door/service.ts';
 import { countingHolds, createBookingMetrics } from './metrics.ts';
 import { bookingMigrations } from './migrations/index.ts';
+import { doorPage } from './pages/door.ts';
 import { pageRoutes } from './pages/routes.ts';
 import { bookingRetention } from './retention.ts';
 import { createSearchRepository } from './search/repository.ts';
@@ -90,6 +94,7 @@ export const bookingModule = {
     const notifier = createBookingNotifier({
       notify: deps.modules.get('notify') as NotifyApi | undefined,
       log,
+      baseUrl: config.baseUrl,
     });
     const tickets = createTickets(config.secret);
     const bookingsRepo = createBookingsRepository(deps.database.db);
@@ -119,6 +124,13 @@ export const bookingModule = {
       log,
       metrics,
     });
+    const door = createDoorService({
+      repo: createDoorRepository(deps.database.db),
+      bookings: bookingsRepo,
+      catalogue,
+      clock,
+      secret: config.secret,
+    });
     const reminders = createReminders({ repo: bookingsRepo, catalogue, notifier, clock });
     payments()?.onPaymentEvent('booking', (event) => settlement.settle(event.payment));
     if (!payments()) log.warn('the payments module is not available: bookings answer 503');
@@ -131,6 +143,8 @@ export const bookingModule = {
         await app.register(seatsRoutes, { seats, ...limits });
         await app.register(waitingRoomRoutes, { waitingRoom, live, ...limits });
         await app.register(bookingsRoutes, { bookings });
+        await app.register(doorRoutes, { door });
+        await app.register(doorPage);
         await app.register(pageRoutes, { catalogue, search, settings, clock });
       },
       jobs: [

@@ -21,6 +21,7 @@ export type BookingTables = {
   booking_reminders: RemindersTable;
   booking_hold_users: HoldUsersTable;
   booking_queue_entries: QueueEntriesTable;
+  booking_check_ins: CheckInsTable;
 };
 
 /** `bigint`: read as BigInt, written from a number or a BigInt. */
@@ -206,6 +207,16 @@ export interface QueueEntriesTable {
   joined_at: Date;
   admitted_at: Date | null;
   admitted_until: Date | null;
+}
+
+/** An admitted ticket (door check-in), at most one per booking. */
+export interface CheckInsTable {
+  booking_id: string;
+  show_id: string;
+  door: string;
+  /** The operator (or admin) whose scanner admitted it: `callerId`, never a key. */
+  checked_in_by: string;
+  checked_in_at: Date;
 }
 
 export type BookingDb = Kysely<BookingTables>;

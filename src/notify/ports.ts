@@ -30,6 +30,16 @@ export interface RenderedMessage {
   html?: string;
   /** In-app only: where the feed item leads. */
   link?: string;
+  /** E-mail only: files sent with it (the notification's `data.attachments`, see README). */
+  attachments?: Attachment[];
+}
+
+/** A small text file sent with an e-mail, e.g. a booking's `ticket.ics`. */
+export interface Attachment {
+  filename: string;
+  /** e.g. `text/calendar; charset=utf-8; method=PUBLISH` */
+  content_type: string;
+  content: string;
 }
 
 export interface OutboundMessage {

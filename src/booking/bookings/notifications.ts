@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Channel, NotificationRequest, NotifyApi } from '../../notify/api.ts';
 import type { ShowInfo } from '../catalogue/shapes.ts';
 import { fromMinor } from '../money.ts';
+import { calendarFile } from './calendar.ts';
 import type { BookingRow } from './repository.ts';
 
 /**
@@ -12,8 +13,34 @@ import type { BookingRow } from './repository.ts';
  * (a show's time is read where the show is: 19:30 in Delhi, named, not the recipient's 15:00), and
  * `currency`, the booking's (notify's CONTEXT_VARIABLES).
  */
-export function createBookingNotifier(deps: { notify: NotifyApi | undefined; log: FastifyBaseLogger }) {
+export function createBookingNotifier(deps: {
+  notify: NotifyApi | undefined;
+  log: FastifyBaseLogger;
+  /** The app's public address (BASE_URL): the calendar event links to the booking's page. */
+  baseUrl?: string;
+}) {
   const { notify, log } = deps;
+
+  /** The show as a calendar event in the venue's zone, sent with the confirmation e-mail. */
+  function calendar(booking: BookingRow, show: ShowInfo) {
+    const host = deps.baseUrl ? new URL(deps.baseUrl).hostname : 'localhost';
+    const seats = booking.seats.join(', ');
+    return {
+      filename: 'ticket.ics',
+      content_type: 'text/calendar; charset=utf-8; method=PUBLISH',
+      content: calendarFile({
+        uid: `booking-${booking.id}@${host}`,
+        stamp: booking.confirmed_at ?? booking.booking_time,
+        start: new Date(show.show_time),
+        end: new Date(show.end_time),
+        timeZone: show.timezone,
+        summary: `${show.movie_title} (seats ${seats})`,
+        location: `${show.theater_name}, Screen ${show.screen_number}, ${show.city_name}`,
+        description: `Booking ${booking.id}. Seats ${seats}. Show the ticket's QR code at the door.`,
+        url: deps.baseUrl ? `${deps.baseUrl}/bookings/${booking.id}` : undefined,
+      }),
+    };
+  }
 
   async function send(request: NotificationRequest): Promise<void> {
     if (!notify) return;
@@ -62,6 +89,8 @@ export function createBookingNotifier(deps: { notify: NotifyApi | undefined; log
           total_paid: fromMinor(booking.total_minor),
           currency: booking.currency,
           qr_code: ticketToken,
+          // The e-mail carries it as `ticket.ics` (notify's `data.attachments`); other channels ignore it.
+          attachments: [calendar(booking, show)],
         },
       }),
 

@@ -251,6 +251,20 @@ export const bookingMigrations: Migrations = {
       );
     },
   },
+  '007_check_in': {
+    async up(db: Kysely<unknown>) {
+      // One row per admitted ticket: the primary key makes admission exactly-once, whichever door
+      // or process scans first (`insert … on conflict do nothing`; the loser reads the winner's row).
+      await sql`
+        create table booking_check_ins (
+          booking_id uuid primary key references booking_bookings (id),
+          show_id uuid not null references booking_shows (id),
+          door text not null,
+          checked_in_by text not null,
+          checked_in_at timestamptz not null
+        )`.execute(db);
+    },
+  },
   '008_movie_cities': {
     async up(db: Kysely<unknown>) {
       // Where each movie is on: search lists a movie's cities by reading at most one row per city

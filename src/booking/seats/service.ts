@@ -126,7 +126,18 @@ export function createSeatsService(deps: {
         extras: { seats: unknown },
       });
     }
-    return labels.map((label) => layout.byLabel.get(label)!);
+    const seats = labels.map((label) => layout.byLabel.get(label)!);
+    // A companion seat is there for the person with a wheelchair user: it is sold with a
+    // wheelchair space, one companion seat per space in the same hold.
+    const companions = seats.filter((seat) => seat.type === 'COMPANION');
+    const spaces = seats.filter((seat) => seat.type === 'WHEELCHAIR').length;
+    if (companions.length > spaces) {
+      throw err('companion_needs_wheelchair', {
+        detail: `Companion seats are held together with a wheelchair space (one per space); add a wheelchair space or choose other seats than ${companions.map((seat) => seat.label).join(', ')}`,
+        extras: { seats: companions.map((seat) => seat.label) },
+      });
+    }
+    return seats;
   }
 
   return {

@@ -3,7 +3,14 @@ import type { Delivery } from '../../platform/queue/index.ts';
 import type { Channel } from '../api.ts';
 import type { AcceptedSnapshot, DeliveryMessage } from '../notifications/outbox.ts';
 import type { NotifyRepository } from '../notifications/repository.ts';
-import type { ChannelSender, OutboundMessage, PushSubscription, TemplateRenderer } from '../ports.ts';
+import type {
+  Attachment,
+  ChannelSender,
+  OutboundMessage,
+  PushSubscription,
+  RenderedMessage,
+  TemplateRenderer,
+} from '../ports.ts';
 
 /** What a message's handler does when its delivery is decided: nothing (ack), or throw this. */
 export type Outcome = undefined | Error;
@@ -49,9 +56,36 @@ export async function prepareSend(
         phone: to.phone ?? undefined,
         pushSubscriptions: to.pushSubscriptions,
       },
-      message: rendered,
+      message: channel === 'email' ? withAttachments(rendered, to.data) : rendered,
     },
   };
+}
+
+const MAX_ATTACHMENTS = 3;
+const MAX_ATTACHMENT_CHARS = 64 * 1024;
+
+/**
+ * A sender may pass small text files for the e-mail in `data.attachments` (booking's `ticket.ics`):
+ * `[{filename, content_type, content}]`. Anything else in that key is ignored, never sent.
+ */
+function withAttachments(rendered: RenderedMessage, data: Record<string, unknown>): RenderedMessage {
+  const given = data.attachments;
+  if (!Array.isArray(given)) return rendered;
+  const attachments = given
+    .filter(
+      (item): item is Attachment =>
+        typeof item === 'object' &&
+        item !== null &&
+        typeof item.filename === 'string' &&
+        /^[\w.-]{1,100}$/.test(item.filename) &&
+        typeof item.content_type === 'string' &&
+        /^[\w.+-]+\/[\w.+-]+(;[\w =.+-]*)*$/.test(item.content_type) &&
+        typeof item.content === 'string' &&
+        item.content.length <= MAX_ATTACHMENT_CHARS,
+    )
+    .slice(0, MAX_ATTACHMENTS)
+    .map(({ filename, content_type, content }) => ({ filename, content_type, content }));
+  return attachments.length ? { ...rendered, attachments } : rendered;
 }
 
 /**

@@ -85,6 +85,11 @@ export function createSmtpProvider(settings: SmtpSettings): Provider {
           // Gmail and Outlook do not show data: images; nodemailer turns each one (the ticket QR)
           // into an inline attachment referenced by cid:, which every client shows.
           attachDataUrls: true,
+          attachments: message.message.attachments?.map((file) => ({
+            filename: file.filename,
+            contentType: file.content_type,
+            content: file.content,
+          })),
           headers,
         });
       } catch (error) {

@@ -54,6 +54,12 @@ test('a route marked redactUrl logs its pattern; other routes their URL', async 
 test("the door check's ticket token and a raw paste's password never reach the log", async () => {
   const check = await app.inject(`/api/v1/tickets/${encodeURIComponent(TICKET_TOKEN)}`);
   assert.ok(check.statusCode >= 400, 'a made-up token is refused, and still logged');
+  const checkIn = await app.inject({
+    method: 'POST',
+    url: `/api/v1/tickets/${encodeURIComponent(TICKET_TOKEN)}/check-in`,
+    payload: { show_id: '00000000-0000-4000-8000-000000000000', door: 'Main' },
+  });
+  assert.ok(checkIn.statusCode >= 400, 'a check-in without credentials is refused, and still logged');
   const paste = await app.inject({
     method: 'POST',
     url: `/api/v1/paste?password=${PASSWORD}`,
@@ -63,6 +69,7 @@ test("the door check's ticket token and a raw paste's password never reach the l
   assert.equal(paste.statusCode, 201, paste.body);
   const urls = loggedUrls();
   assert.ok(urls.includes('/api/v1/tickets/:token'), urls.join(', '));
+  assert.ok(urls.includes('/api/v1/tickets/:token/check-in'), urls.join(', '));
   assert.ok(urls.includes('/api/v1/paste?[redacted]'), urls.join(', '));
   assert.equal(logs.includes('secret-ticket-token'), false, 'the ticket token is in the log');
   assert.equal(logs.includes(PASSWORD), false, 'the paste password is in the log');
