@@ -43,6 +43,12 @@ const PUBLIC: Record<string, string> = {
   'GET /api/v1/parking/boards/stream': 'the display boards, live',
   'GET /api/v1/parking/lot': "the lot's floors, panels and prices, as on the public landing page",
   'GET /api/v1/parking/tickets/{ticketId}': 'the ticket id is the capability: whoever holds the ticket',
+  'GET /api/v1/parking/tickets/{ticketId}/qr':
+    'the ticket id or code is the capability: the QR of the code printed on that ticket',
+  'GET /api/v1/parking/tickets/{ticketId}/payment-qr':
+    "the ticket id or code is the capability: the QR of the ticket's payment page, itself public by payment id",
+  'GET /api/v1/parking/tickets/{ticketId}/receipt':
+    'the ticket id or code is the capability: whoever holds the ticket gets its receipt, as its status',
   'GET /api/v1/parking/tickets/{ticketId}/events':
     'the ticket id is the capability: whoever holds the ticket follows its payment and gate',
   'GET /api/v1/payments/{paymentId}': 'the payment id is the capability (the hosted payment page)',

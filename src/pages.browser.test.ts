@@ -47,6 +47,7 @@ interface Fixtures {
   notificationId: string;
   notifyUser: string;
   paymentPath: string;
+  receiptTicket: string;
 }
 let fixtures: Fixtures;
 let made: Promise<Fixtures> | undefined;
@@ -180,6 +181,22 @@ async function makeFixtures(): Promise<Fixtures> {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   await api('PATCH', `${feed}/${feedItemToRead}`, { read: true }, auth);
+  // A stay paid at the exit: its receipt page.
+  const left = await api<{ ticketId: string }>(
+    'POST',
+    '/api/v1/parking/entry',
+    { licensePlate: 'PAGES2', vehicleType: 'CAR' },
+    OPERATOR,
+  );
+  await api(
+    'POST',
+    '/api/v1/parking/exit',
+    {
+      ticketId: left.ticketId,
+      payment: { card_number: '4242424242424242', exp_month: 12, exp_year: 2030, cvc: '123' },
+    },
+    { ...OPERATOR, 'idempotency-key': randomUUID() },
+  );
   return {
     guest,
     movieId,
@@ -194,6 +211,7 @@ async function makeFixtures(): Promise<Fixtures> {
     notificationId: sent.id,
     notifyUser,
     paymentPath: new URL(exit.paymentUrl).pathname,
+    receiptTicket: left.ticketId,
   };
 }
 
@@ -227,6 +245,7 @@ const VISITS: Visit[] = [
   { name: 'parking-boards', path: () => '/parking/boards', ready: '[data-live].on' },
   { name: 'parking-entry', path: () => '/parking/entry?panel=in-1' },
   { name: 'parking-exit', path: () => '/parking/exit?panel=out-1' },
+  { name: 'parking-receipt', path: () => `/parking/receipts/${fixtures.receiptTicket}` },
   { name: 'notify-landing', path: () => '/notify' },
   { name: 'notify-inbox', path: () => '/notify/inbox' },
   { name: 'notify-timeline', path: () => `/notify/notifications/${fixtures.notificationId}` },

@@ -1463,9 +1463,11 @@ const CASES: Record<string, (c: Context) => Promise<void>> = {
   },
   async getParkingTicketsByTicketId({ call }) {
     const { ticketId } = await fixtures.parked();
-    await call(200, { url: `/api/v1/parking/tickets/${ticketId}` });
+    const ticket = await call(200, { url: `/api/v1/parking/tickets/${ticketId}` });
+    await call(200, { url: `/api/v1/parking/tickets/${ticket.json().code}` });
     await call(404, { url: `/api/v1/parking/tickets/${missing}` });
-    await call(400, { url: '/api/v1/parking/tickets/nope' });
+    await call(404, { url: '/api/v1/parking/tickets/nope' });
+    await call(400, { url: `/api/v1/parking/tickets/${'x'.repeat(65)}` });
     await fixtures.unpark(ticketId);
   },
   async getParkingTicketsByTicketIdEvents({ call, stream }) {
@@ -1473,7 +1475,38 @@ const CASES: Record<string, (c: Context) => Promise<void>> = {
     await stream(200, `/api/v1/parking/tickets/${ticketId}/events`);
     await fixtures.unpark(ticketId);
     await call(404, { url: `/api/v1/parking/tickets/${missing}/events` });
-    await call(400, { url: '/api/v1/parking/tickets/nope/events' });
+    await call(404, { url: '/api/v1/parking/tickets/nope/events' });
+    await call(400, { url: `/api/v1/parking/tickets/${'x'.repeat(65)}/events` });
+  },
+  async getParkingTicketsByTicketIdQr({ call }) {
+    const { ticketId } = await fixtures.parked();
+    await call(200, { url: `/api/v1/parking/tickets/${ticketId}/qr` });
+    await call(404, { url: `/api/v1/parking/tickets/${missing}/qr` });
+    await call(400, { url: `/api/v1/parking/tickets/${'x'.repeat(65)}/qr` });
+    await fixtures.unpark(ticketId);
+  },
+  async getParkingTicketsByTicketIdPaymentQr({ call }) {
+    const { ticketId } = await fixtures.parked();
+    await call(409, { url: `/api/v1/parking/tickets/${ticketId}/payment-qr` });
+    // An amount asked at the exit: now a payment is waiting (the exit's own answer is its case's).
+    await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/parking/exit',
+      headers: t.asOperator,
+      payload: { ticketId },
+    });
+    await call(200, { url: `/api/v1/parking/tickets/${ticketId}/payment-qr` });
+    await call(404, { url: `/api/v1/parking/tickets/${missing}/payment-qr` });
+    await call(400, { url: `/api/v1/parking/tickets/${'x'.repeat(65)}/payment-qr` });
+    await fixtures.unpark(ticketId);
+  },
+  async getParkingTicketsByTicketIdReceipt({ call }) {
+    const { ticketId } = await fixtures.parked();
+    await call(409, { url: `/api/v1/parking/tickets/${ticketId}/receipt` });
+    await fixtures.unpark(ticketId);
+    await call(200, { url: `/api/v1/parking/tickets/${ticketId}/receipt` });
+    await call(404, { url: `/api/v1/parking/tickets/${missing}/receipt` });
+    await call(400, { url: `/api/v1/parking/tickets/${'x'.repeat(65)}/receipt` });
   },
   async postParkingTicketsByTicketIdRefund({ call }) {
     const { ticketId } = await fixtures.parked();

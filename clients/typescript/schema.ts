@@ -1645,7 +1645,7 @@ export interface paths {
         put?: never;
         /**
          * A vehicle leaves: the fee and its payment (paid at once with a card, or later on paymentUrl)
-         * @description Without `payment` the answer holds a PENDING payment and its hosted `paymentUrl`; asking again returns the same payment. With `payment` (card details) the card is charged once: COMPLETED frees the spot and opens the gate; a declined card is a 402 and the ticket stays ACTIVE. Paying needs an `Idempotency-Key` header: the same key and body replay the first answer; the panel's key sent again for another ticket or card → 422 `idempotency_key_reused`, nothing charged.
+         * @description `ticketId` takes the ticket id or the short code printed on the ticket (a typo: 404 in words). Without `payment` the answer holds a PENDING payment and its hosted `paymentUrl`; asking again returns the same payment. With `payment` (card details) the card is charged once: COMPLETED frees the spot and opens the gate; a declined card is a 402 and the ticket stays ACTIVE. Paying needs an `Idempotency-Key` header: the same key and body replay the first answer; the panel's key sent again for another ticket or card → 422 `idempotency_key_reused`, nothing charged.
          *
          *     Caller: an operator with `parking:panel`.
          */
@@ -1687,7 +1687,7 @@ export interface paths {
         };
         /**
          * A ticket with its current payment
-         * @description The ticket id is the capability: whoever holds the ticket may call this, without credentials.
+         * @description The ticket id or its short code (`ABCD-EFGH`) is the capability: whoever holds the ticket may call this, without credentials. A code that does not exist (or has a typo) answers 404 "No ticket with code …, check the code".
          *
          *     Public.
          */
@@ -1709,7 +1709,7 @@ export interface paths {
         };
         /**
          * Server-Sent Events for one ticket: `ticket` (now), then `gate_open`, `payment_failed`, `payment_refunded`
-         * @description The ticket id is the capability: whoever holds the ticket may call this, without credentials.
+         * @description The ticket id or its short code (`ABCD-EFGH`) is the capability: whoever holds the ticket may call this, without credentials. A code that does not exist (or has a typo) answers 404 "No ticket with code …, check the code".
          *
          *     Public.
          */
@@ -1736,6 +1736,72 @@ export interface paths {
          * @description Caller: an admin.
          */
         post: operations["postParkingTicketsByTicketIdRefund"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/parking/tickets/{ticketId}/qr": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * QR code (SVG) of the ticket's short code, printed on the entry ticket and read at the exit
+         * @description The ticket id or code is the capability: whoever holds the ticket may call this, without credentials. A ticket issued before codes existed has none (404).
+         *
+         *     Public.
+         */
+        get: operations["getParkingTicketsByTicketIdQr"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/parking/tickets/{ticketId}/payment-qr": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * QR code (SVG) of the ticket's payment page, for paying on a phone at the exit panel
+         * @description The ticket id or code is the capability: whoever holds the ticket may call this, without credentials. 409 `no_payment_due` when no payment is waiting (ask the amount at the exit first, or it is paid).
+         *
+         *     Public.
+         */
+        get: operations["getParkingTicketsByTicketIdPaymentQr"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/parking/tickets/{ticketId}/receipt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The receipt of a paid ticket: entry and exit times in the lot zone, duration, the pricing rule applied, the amount
+         * @description The ticket id or its short code is the capability (whoever holds the ticket, as for its status). 409 `receipt_not_ready` until the ticket is paid. The printable page is `/parking/receipts/{ticketId}`.
+         *
+         *     Public.
+         */
+        get: operations["getParkingTicketsByTicketIdReceipt"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -12130,6 +12196,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         ticketId: string;
+                        /** @description The short code printed on the ticket (null for tickets issued before codes existed) */
+                        code: string | null;
                         licensePlate: string;
                         /** @enum {unknown} */
                         vehicleType: "MOTORCYCLE" | "CAR" | "BUS";
@@ -12264,10 +12332,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /**
-                     * Format: uuid
-                     * @description The ticket id printed on the ticket
-                     */
+                    /** @description The ticket id (UUID) or the short code printed on the ticket (`ABCD-EFGH`; any case, dash and spaces optional) */
                     ticketId: string;
                     /** @description Card details (payment_details); only the last four digits are kept */
                     payment?: {
@@ -12293,6 +12358,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         ticketId: string;
+                        /** @description The short code printed on the ticket (null for tickets issued before codes existed) */
+                        code: string | null;
                         /** @enum {unknown} */
                         ticketStatus: "ACTIVE" | "PAID" | "LOST";
                         licensePlate: string;
@@ -12313,6 +12380,67 @@ export interface operations {
                          */
                         kind: "EXIT" | "LOST";
                         failureReason: string | null;
+                        paidAt: string | null;
+                        /** @description The receipt, once the payment completed */
+                        receipt: {
+                            /** @description The payment id */
+                            receiptNumber: string;
+                            lot: {
+                                id: string;
+                                name: string;
+                                timeZone: string;
+                            };
+                            ticketId: string;
+                            /** @description The short code printed on the ticket (null for tickets issued before codes existed) */
+                            code: string | null;
+                            licensePlate: string;
+                            /** @enum {unknown} */
+                            vehicleType: "MOTORCYCLE" | "CAR" | "BUS";
+                            spotId: string;
+                            floor: number;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC
+                             */
+                            entryTime: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC: the time the amount was computed for (the exit)
+                             */
+                            exitTime: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC
+                             */
+                            paidAt: string;
+                            local: {
+                                /** @description On the lot's wall clock with its zone, e.g. "Nov 27, 2026, 6:55 AM EST" */
+                                entryTime: string;
+                                /** @description On the lot's wall clock with its zone, e.g. "Nov 27, 2026, 6:55 AM EST" */
+                                exitTime: string;
+                                /** @description On the lot's wall clock with its zone, e.g. "Nov 27, 2026, 6:55 AM EST" */
+                                paidAt: string;
+                            };
+                            /** @description "<h>h <m>m" */
+                            duration: string;
+                            /**
+                             * @description EXIT: the fee of the stay; LOST: the lost-ticket fee
+                             * @enum {unknown}
+                             */
+                            kind: "EXIT" | "LOST";
+                            /** @description The pricing rule applied, in words */
+                            rule: string;
+                            /** @description Amount in the lot currency, two decimals */
+                            amount: number;
+                            currency: string;
+                            /**
+                             * @description REFUNDED: the money went back afterwards
+                             * @enum {unknown}
+                             */
+                            status: "COMPLETED" | "REFUNDED";
+                            /** @description The printable receipt page (relative to this server) */
+                            url: string;
+                        } | null;
                     };
                 };
             };
@@ -12326,6 +12454,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         ticketId: string;
+                        /** @description The short code printed on the ticket (null for tickets issued before codes existed) */
+                        code: string | null;
                         /** @enum {unknown} */
                         ticketStatus: "ACTIVE" | "PAID" | "LOST";
                         licensePlate: string;
@@ -12346,6 +12476,67 @@ export interface operations {
                          */
                         kind: "EXIT" | "LOST";
                         failureReason: string | null;
+                        paidAt: string | null;
+                        /** @description The receipt, once the payment completed */
+                        receipt: {
+                            /** @description The payment id */
+                            receiptNumber: string;
+                            lot: {
+                                id: string;
+                                name: string;
+                                timeZone: string;
+                            };
+                            ticketId: string;
+                            /** @description The short code printed on the ticket (null for tickets issued before codes existed) */
+                            code: string | null;
+                            licensePlate: string;
+                            /** @enum {unknown} */
+                            vehicleType: "MOTORCYCLE" | "CAR" | "BUS";
+                            spotId: string;
+                            floor: number;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC
+                             */
+                            entryTime: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC: the time the amount was computed for (the exit)
+                             */
+                            exitTime: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC
+                             */
+                            paidAt: string;
+                            local: {
+                                /** @description On the lot's wall clock with its zone, e.g. "Nov 27, 2026, 6:55 AM EST" */
+                                entryTime: string;
+                                /** @description On the lot's wall clock with its zone, e.g. "Nov 27, 2026, 6:55 AM EST" */
+                                exitTime: string;
+                                /** @description On the lot's wall clock with its zone, e.g. "Nov 27, 2026, 6:55 AM EST" */
+                                paidAt: string;
+                            };
+                            /** @description "<h>h <m>m" */
+                            duration: string;
+                            /**
+                             * @description EXIT: the fee of the stay; LOST: the lost-ticket fee
+                             * @enum {unknown}
+                             */
+                            kind: "EXIT" | "LOST";
+                            /** @description The pricing rule applied, in words */
+                            rule: string;
+                            /** @description Amount in the lot currency, two decimals */
+                            amount: number;
+                            currency: string;
+                            /**
+                             * @description REFUNDED: the money went back afterwards
+                             * @enum {unknown}
+                             */
+                            status: "COMPLETED" | "REFUNDED";
+                            /** @description The printable receipt page (relative to this server) */
+                            url: string;
+                        } | null;
                     };
                 };
             };
@@ -12483,6 +12674,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         ticketId: string;
+                        /** @description The short code printed on the ticket (null for tickets issued before codes existed) */
+                        code: string | null;
                         /** @enum {unknown} */
                         ticketStatus: "ACTIVE" | "PAID" | "LOST";
                         licensePlate: string;
@@ -12503,6 +12696,67 @@ export interface operations {
                          */
                         kind: "EXIT" | "LOST";
                         failureReason: string | null;
+                        paidAt: string | null;
+                        /** @description The receipt, once the payment completed */
+                        receipt: {
+                            /** @description The payment id */
+                            receiptNumber: string;
+                            lot: {
+                                id: string;
+                                name: string;
+                                timeZone: string;
+                            };
+                            ticketId: string;
+                            /** @description The short code printed on the ticket (null for tickets issued before codes existed) */
+                            code: string | null;
+                            licensePlate: string;
+                            /** @enum {unknown} */
+                            vehicleType: "MOTORCYCLE" | "CAR" | "BUS";
+                            spotId: string;
+                            floor: number;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC
+                             */
+                            entryTime: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC: the time the amount was computed for (the exit)
+                             */
+                            exitTime: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC
+                             */
+                            paidAt: string;
+                            local: {
+                                /** @description On the lot's wall clock with its zone, e.g. "Nov 27, 2026, 6:55 AM EST" */
+                                entryTime: string;
+                                /** @description On the lot's wall clock with its zone, e.g. "Nov 27, 2026, 6:55 AM EST" */
+                                exitTime: string;
+                                /** @description On the lot's wall clock with its zone, e.g. "Nov 27, 2026, 6:55 AM EST" */
+                                paidAt: string;
+                            };
+                            /** @description "<h>h <m>m" */
+                            duration: string;
+                            /**
+                             * @description EXIT: the fee of the stay; LOST: the lost-ticket fee
+                             * @enum {unknown}
+                             */
+                            kind: "EXIT" | "LOST";
+                            /** @description The pricing rule applied, in words */
+                            rule: string;
+                            /** @description Amount in the lot currency, two decimals */
+                            amount: number;
+                            currency: string;
+                            /**
+                             * @description REFUNDED: the money went back afterwards
+                             * @enum {unknown}
+                             */
+                            status: "COMPLETED" | "REFUNDED";
+                            /** @description The printable receipt page (relative to this server) */
+                            url: string;
+                        } | null;
                     };
                 };
             };
@@ -12516,6 +12770,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         ticketId: string;
+                        /** @description The short code printed on the ticket (null for tickets issued before codes existed) */
+                        code: string | null;
                         /** @enum {unknown} */
                         ticketStatus: "ACTIVE" | "PAID" | "LOST";
                         licensePlate: string;
@@ -12536,6 +12792,67 @@ export interface operations {
                          */
                         kind: "EXIT" | "LOST";
                         failureReason: string | null;
+                        paidAt: string | null;
+                        /** @description The receipt, once the payment completed */
+                        receipt: {
+                            /** @description The payment id */
+                            receiptNumber: string;
+                            lot: {
+                                id: string;
+                                name: string;
+                                timeZone: string;
+                            };
+                            ticketId: string;
+                            /** @description The short code printed on the ticket (null for tickets issued before codes existed) */
+                            code: string | null;
+                            licensePlate: string;
+                            /** @enum {unknown} */
+                            vehicleType: "MOTORCYCLE" | "CAR" | "BUS";
+                            spotId: string;
+                            floor: number;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC
+                             */
+                            entryTime: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC: the time the amount was computed for (the exit)
+                             */
+                            exitTime: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC
+                             */
+                            paidAt: string;
+                            local: {
+                                /** @description On the lot's wall clock with its zone, e.g. "Nov 27, 2026, 6:55 AM EST" */
+                                entryTime: string;
+                                /** @description On the lot's wall clock with its zone, e.g. "Nov 27, 2026, 6:55 AM EST" */
+                                exitTime: string;
+                                /** @description On the lot's wall clock with its zone, e.g. "Nov 27, 2026, 6:55 AM EST" */
+                                paidAt: string;
+                            };
+                            /** @description "<h>h <m>m" */
+                            duration: string;
+                            /**
+                             * @description EXIT: the fee of the stay; LOST: the lost-ticket fee
+                             * @enum {unknown}
+                             */
+                            kind: "EXIT" | "LOST";
+                            /** @description The pricing rule applied, in words */
+                            rule: string;
+                            /** @description Amount in the lot currency, two decimals */
+                            amount: number;
+                            currency: string;
+                            /**
+                             * @description REFUNDED: the money went back afterwards
+                             * @enum {unknown}
+                             */
+                            status: "COMPLETED" | "REFUNDED";
+                            /** @description The printable receipt page (relative to this server) */
+                            url: string;
+                        } | null;
                     };
                 };
             };
@@ -12639,7 +12956,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The ticket id printed on the ticket */
+                /** @description The ticket id (UUID) or the short code printed on the ticket (`ABCD-EFGH`; any case, dash and spaces optional) */
                 ticketId: string;
             };
             cookie?: never;
@@ -12654,6 +12971,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         ticketId: string;
+                        /** @description The short code printed on the ticket (null for tickets issued before codes existed) */
+                        code: string | null;
                         licensePlate: string;
                         /** @enum {unknown} */
                         vehicleType: "MOTORCYCLE" | "CAR" | "BUS";
@@ -12737,7 +13056,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The ticket id printed on the ticket */
+                /** @description The ticket id (UUID) or the short code printed on the ticket (`ABCD-EFGH`; any case, dash and spaces optional) */
                 ticketId: string;
             };
             cookie?: never;
@@ -12787,7 +13106,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The ticket id printed on the ticket */
+                /** @description The ticket id (UUID) or the short code printed on the ticket (`ABCD-EFGH`; any case, dash and spaces optional) */
                 ticketId: string;
             };
             cookie?: never;
@@ -12809,6 +13128,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         ticketId: string;
+                        /** @description The short code printed on the ticket (null for tickets issued before codes existed) */
+                        code: string | null;
                         /** @enum {unknown} */
                         ticketStatus: "ACTIVE" | "PAID" | "LOST";
                         licensePlate: string;
@@ -12829,6 +13150,67 @@ export interface operations {
                          */
                         kind: "EXIT" | "LOST";
                         failureReason: string | null;
+                        paidAt: string | null;
+                        /** @description The receipt, once the payment completed */
+                        receipt: {
+                            /** @description The payment id */
+                            receiptNumber: string;
+                            lot: {
+                                id: string;
+                                name: string;
+                                timeZone: string;
+                            };
+                            ticketId: string;
+                            /** @description The short code printed on the ticket (null for tickets issued before codes existed) */
+                            code: string | null;
+                            licensePlate: string;
+                            /** @enum {unknown} */
+                            vehicleType: "MOTORCYCLE" | "CAR" | "BUS";
+                            spotId: string;
+                            floor: number;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC
+                             */
+                            entryTime: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC: the time the amount was computed for (the exit)
+                             */
+                            exitTime: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC
+                             */
+                            paidAt: string;
+                            local: {
+                                /** @description On the lot's wall clock with its zone, e.g. "Nov 27, 2026, 6:55 AM EST" */
+                                entryTime: string;
+                                /** @description On the lot's wall clock with its zone, e.g. "Nov 27, 2026, 6:55 AM EST" */
+                                exitTime: string;
+                                /** @description On the lot's wall clock with its zone, e.g. "Nov 27, 2026, 6:55 AM EST" */
+                                paidAt: string;
+                            };
+                            /** @description "<h>h <m>m" */
+                            duration: string;
+                            /**
+                             * @description EXIT: the fee of the stay; LOST: the lost-ticket fee
+                             * @enum {unknown}
+                             */
+                            kind: "EXIT" | "LOST";
+                            /** @description The pricing rule applied, in words */
+                            rule: string;
+                            /** @description Amount in the lot currency, two decimals */
+                            amount: number;
+                            currency: string;
+                            /**
+                             * @description REFUNDED: the money went back afterwards
+                             * @enum {unknown}
+                             */
+                            status: "COMPLETED" | "REFUNDED";
+                            /** @description The printable receipt page (relative to this server) */
+                            url: string;
+                        } | null;
                     };
                 };
             };
@@ -12890,6 +13272,232 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Seconds to wait before asking again */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getParkingTicketsByTicketIdQr: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The ticket id (UUID) or the short code printed on the ticket (`ABCD-EFGH`; any case, dash and spaces optional) */
+                ticketId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An SVG image */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/svg+xml": string;
+                };
+            };
+            /** @description The request does not match its schema (validation_failed, malformed_json) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not the caller's (as if it did not exist) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getParkingTicketsByTicketIdPaymentQr: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The ticket id (UUID) or the short code printed on the ticket (`ABCD-EFGH`; any case, dash and spaces optional) */
+                ticketId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An SVG image */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/svg+xml": string;
+                };
+            };
+            /** @description The request does not match its schema (validation_failed, malformed_json) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not the caller's (as if it did not exist) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getParkingTicketsByTicketIdReceipt: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The ticket id (UUID) or the short code printed on the ticket (`ABCD-EFGH`; any case, dash and spaces optional) */
+                ticketId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The receipt of a paid stay */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The payment id */
+                        receiptNumber: string;
+                        lot: {
+                            id: string;
+                            name: string;
+                            timeZone: string;
+                        };
+                        ticketId: string;
+                        /** @description The short code printed on the ticket (null for tickets issued before codes existed) */
+                        code: string | null;
+                        licensePlate: string;
+                        /** @enum {unknown} */
+                        vehicleType: "MOTORCYCLE" | "CAR" | "BUS";
+                        spotId: string;
+                        floor: number;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC
+                         */
+                        entryTime: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC: the time the amount was computed for (the exit)
+                         */
+                        exitTime: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC
+                         */
+                        paidAt: string;
+                        local: {
+                            /** @description On the lot's wall clock with its zone, e.g. "Nov 27, 2026, 6:55 AM EST" */
+                            entryTime: string;
+                            /** @description On the lot's wall clock with its zone, e.g. "Nov 27, 2026, 6:55 AM EST" */
+                            exitTime: string;
+                            /** @description On the lot's wall clock with its zone, e.g. "Nov 27, 2026, 6:55 AM EST" */
+                            paidAt: string;
+                        };
+                        /** @description "<h>h <m>m" */
+                        duration: string;
+                        /**
+                         * @description EXIT: the fee of the stay; LOST: the lost-ticket fee
+                         * @enum {unknown}
+                         */
+                        kind: "EXIT" | "LOST";
+                        /** @description The pricing rule applied, in words */
+                        rule: string;
+                        /** @description Amount in the lot currency, two decimals */
+                        amount: number;
+                        currency: string;
+                        /**
+                         * @description REFUNDED: the money went back afterwards
+                         * @enum {unknown}
+                         */
+                        status: "COMPLETED" | "REFUNDED";
+                        /** @description The printable receipt page (relative to this server) */
+                        url: string;
+                    };
+                };
+            };
+            /** @description The request does not match its schema (validation_failed, malformed_json) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not the caller's (as if it did not exist) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A conflict with the current state */
+            409: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -13016,6 +13624,33 @@ export interface operations {
                                 HANDICAPPED: number;
                                 ELECTRIC: number;
                             };
+                            /** @description Per vehicle type, the spots it may use under the lot's fit rules (MOTORCYCLE any, CAR any but MOTORCYCLE, BUS LARGE only); a vehicle no spot here fits is left out */
+                            vehicles: {
+                                MOTORCYCLE?: {
+                                    /** @description Free spots this vehicle may be given */
+                                    available: number;
+                                    /** @description All spots this vehicle fits */
+                                    total: number;
+                                    /** @description No fitting spot is free */
+                                    full: boolean;
+                                };
+                                CAR?: {
+                                    /** @description Free spots this vehicle may be given */
+                                    available: number;
+                                    /** @description All spots this vehicle fits */
+                                    total: number;
+                                    /** @description No fitting spot is free */
+                                    full: boolean;
+                                };
+                                BUS?: {
+                                    /** @description Free spots this vehicle may be given */
+                                    available: number;
+                                    /** @description All spots this vehicle fits */
+                                    total: number;
+                                    /** @description No fitting spot is free */
+                                    full: boolean;
+                                };
+                            };
                         }[];
                         total: {
                             availableSpots: {
@@ -13031,6 +13666,33 @@ export interface operations {
                                 LARGE: number;
                                 HANDICAPPED: number;
                                 ELECTRIC: number;
+                            };
+                            /** @description Per vehicle type, the spots it may use under the lot's fit rules (MOTORCYCLE any, CAR any but MOTORCYCLE, BUS LARGE only); a vehicle no spot here fits is left out */
+                            vehicles: {
+                                MOTORCYCLE?: {
+                                    /** @description Free spots this vehicle may be given */
+                                    available: number;
+                                    /** @description All spots this vehicle fits */
+                                    total: number;
+                                    /** @description No fitting spot is free */
+                                    full: boolean;
+                                };
+                                CAR?: {
+                                    /** @description Free spots this vehicle may be given */
+                                    available: number;
+                                    /** @description All spots this vehicle fits */
+                                    total: number;
+                                    /** @description No fitting spot is free */
+                                    full: boolean;
+                                };
+                                BUS?: {
+                                    /** @description Free spots this vehicle may be given */
+                                    available: number;
+                                    /** @description All spots this vehicle fits */
+                                    total: number;
+                                    /** @description No fitting spot is free */
+                                    full: boolean;
+                                };
                             };
                         };
                     };

@@ -175,12 +175,15 @@ describe('tickets, boards and refunds', () => {
       '/lot',
       '/tickets/{ticketId}',
       '/tickets/{ticketId}/events',
+      '/tickets/{ticketId}/qr',
+      '/tickets/{ticketId}/payment-qr',
+      '/tickets/{ticketId}/receipt',
     ]) {
       assert.deepEqual(security('get', path), [], path);
     }
     assert.match(
       spec.paths['/api/v1/parking/tickets/{ticketId}'].get.description,
-      /ticket id is the capability/,
+      /ticket id or its short code \(`ABCD-EFGH`\) is the capability/,
     );
   });
 });

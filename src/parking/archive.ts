@@ -4,7 +4,7 @@ import type { RetentionPolicy } from '../platform/jobs/retention.ts';
 
 const TICKET_COLUMNS = sql.raw(
   `id, license_plate, vehicle_type, spot_id, floor, spot_type, status, entry_time, entry_panel_id,
-   exit_time, exit_panel_id, lost_at, paid_at, current_payment_id`,
+   exit_time, exit_panel_id, lost_at, paid_at, current_payment_id, code`,
 );
 const PAYMENT_COLUMNS = sql.raw(
   `id, ticket_id, kind, amount_minor, currency, status, payment_url, failure_reason, duration_ms,

@@ -11,6 +11,11 @@ export const err = defineErrors({
   payment_declined: { status: 402, title: 'The payment failed; the gate stays closed' },
   payment_pending: { status: 409, title: 'An exit payment for this ticket is already waiting' },
   ticket_already_paid: { status: 409, title: 'This ticket is already paid' },
+  no_payment_due: { status: 409, title: 'Nothing is waiting to be paid for this ticket' },
+  receipt_not_ready: {
+    status: 409,
+    title: 'This ticket is not paid yet: its receipt comes with the payment',
+  },
   payment_not_refundable: { status: 409, title: 'This ticket has no completed payment to refund' },
   payment_unavailable: { status: 503, title: 'Payments are unavailable, try again shortly' },
 });

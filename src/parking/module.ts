@@ -12,8 +12,10 @@ import { lotRoutes } from './lot/routes.ts';
 import { countingEntries, createParkingMetrics } from './metrics.ts';
 import { parkingMigrations } from './migrations/index.ts';
 import { parkingPages } from './pages/routes.ts';
+import { receiptRoutes } from './receipts/routes.ts';
 import { createParkingRepositories, createParkingService } from './service.ts';
 import { loadParkingSettings } from './settings.ts';
+import { ticketRoutes } from './tickets/routes.ts';
 
 /**
  * The parking lot (spec part B). Settings: PARKING_LOT_CONFIG (path of the lot's JSON file;
@@ -54,9 +56,14 @@ export const parkingModule: ServiceModule = {
         // In this order: /openapi.json lists the operations as they are registered.
         await app.register(entryRoutes, { entry: countingEntries(service, metrics) });
         await app.register(exitRoutes, { checkout: service, live });
+        await app.register(ticketRoutes, { checkout: service });
+        await app.register(receiptRoutes, { checkout: service });
         await app.register(boardsRoutes, { boards: service, live });
         await app.register(lotRoutes, { lot: service.lot });
-        await app.register(parkingPages, { service });
+        await app.register(parkingPages, {
+          service,
+          timers: { idleResetMs: settings.panelIdleResetMs, doneResetMs: settings.panelDoneResetMs },
+        });
       },
       jobs: [
         // Paid tickets and their payments move to the archive tables (archive.ts).

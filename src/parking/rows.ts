@@ -27,6 +27,7 @@ export const TICKET_COLUMNS = [
   'parking_tickets.lost_at as lostAt',
   'parking_tickets.paid_at as paidAt',
   'parking_tickets.current_payment_id as currentPaymentId',
+  'parking_tickets.code',
 ] as const;
 
 export const PAYMENT_COLUMNS = [
@@ -75,6 +76,30 @@ export function createTicketReads(db: ParkingDb) {
         .where('id', '=', id)
         .executeTakeFirst();
       return row && numbers(row);
+    },
+
+    /**
+     * The id of the ticket a short code names: the vehicle inside with that code, else the newest
+     * paid ticket that had it (a receipt asked for after the exit), in the live tables or the archive.
+     */
+    async ticketIdByCode(code: string): Promise<string | undefined> {
+      const live = await db
+        .selectFrom('parking_tickets')
+        .select('id')
+        .where('code', '=', code)
+        .orderBy(sql`status in ('ACTIVE', 'LOST')`, 'desc')
+        .orderBy('entry_time', 'desc')
+        .limit(1)
+        .executeTakeFirst();
+      if (live) return live.id;
+      const archived = await db
+        .selectFrom('parking_tickets_archive')
+        .select('id')
+        .where('code', '=', code)
+        .orderBy('entry_time', 'desc')
+        .limit(1)
+        .executeTakeFirst();
+      return archived?.id;
     },
 
     /** The ticket of a vehicle still inside (ACTIVE or LOST), if any. */

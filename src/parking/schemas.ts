@@ -12,6 +12,22 @@ export const PanelId = Type.String({
   description: 'An entry or exit panel of the lot config',
 });
 export const TicketId = Type.String({ format: 'uuid', description: 'The ticket id printed on the ticket' });
+/**
+ * What a driver or a scanner gives: the ticket id or its short code. Not a format check: a typo
+ * answers 404 "No ticket with code …, check the code", which a panel can show as it is.
+ */
+export const TicketRef = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  description:
+    'The ticket id (UUID) or the short code printed on the ticket (`ABCD-EFGH`; any case, dash and spaces optional)',
+});
+export const TicketCode = Type.Union(
+  [Type.String({ pattern: '^[2-9A-HJ-NP-Y]{4}-[2-9A-HJ-NP-Y]{4}$' }), Type.Null()],
+  {
+    description: 'The short code printed on the ticket (null for tickets issued before codes existed)',
+  },
+);
 
 export const PaymentStatus = Type.Enum(['PENDING', 'COMPLETED', 'FAILED', 'REFUNDED']);
 export const PaymentKind = Type.Enum(['EXIT', 'LOST'], {
@@ -33,6 +49,7 @@ const Payment = Type.Object({
 
 export const Ticket = Type.Object({
   ticketId: Type.String(),
+  code: TicketCode,
   licensePlate: Type.String(),
   vehicleType: Type.Enum(VEHICLE_TYPES),
   spotId: Type.String(),

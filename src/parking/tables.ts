@@ -52,6 +52,8 @@ export interface ParkingTicketsTable {
   lost_at: Date | null;
   paid_at: Date | null;
   current_payment_id: string | null;
+  /** The short code printed on the ticket (tickets/codes.ts); null for tickets issued before codes. */
+  code: string | null;
 }
 
 export interface ParkingPaymentsTable {

@@ -1,5 +1,6 @@
 import { formatDuration } from './pricing/pricing.ts';
 import type { PaymentRow, TicketRow } from './tables.ts';
+import { formatCode } from './tickets/codes.ts';
 
 /** JSON shapes of the API: ISO 8601 UTC times, money as numbers with two decimals. */
 export const money = (minor: number) => Math.round(minor) / 100;
@@ -7,6 +8,7 @@ export const money = (minor: number) => Math.round(minor) / 100;
 export function ticketView(ticket: TicketRow, payment?: PaymentRow) {
   return {
     ticketId: ticket.id,
+    code: ticket.code && formatCode(ticket.code),
     licensePlate: ticket.licensePlate,
     vehicleType: ticket.vehicleType,
     spotId: ticket.spotId,
@@ -40,6 +42,7 @@ export function paymentView(payment: PaymentRow) {
 export function exitView(ticket: TicketRow, payment: PaymentRow) {
   return {
     ticketId: ticket.id,
+    code: ticket.code && formatCode(ticket.code),
     ticketStatus: ticket.status,
     licensePlate: ticket.licensePlate,
     spotId: ticket.spotId,
@@ -51,5 +54,7 @@ export function exitView(ticket: TicketRow, payment: PaymentRow) {
     status: payment.status,
     kind: payment.kind,
     failureReason: payment.failureReason,
+    /** When the gate opened (the payment completed); an exit panel says so for a ticket paid before. */
+    paidAt: ticket.paidAt?.toISOString() ?? null,
   };
 }

@@ -1,8 +1,27 @@
 import { Type } from 'typebox';
-import { SPOT_TYPES } from '../lot/allocation.ts';
+import { SPOT_TYPES, VEHICLE_TYPES } from '../lot/allocation.ts';
 import { Timestamp } from '../schemas.ts';
 
 const Counts = Type.Object(Object.fromEntries(SPOT_TYPES.map((type) => [type, Type.Integer()])));
+
+const Vehicles = Type.Object(
+  Object.fromEntries(
+    VEHICLE_TYPES.map((type) => [
+      type,
+      Type.Optional(
+        Type.Object({
+          available: Type.Integer({ description: 'Free spots this vehicle may be given' }),
+          total: Type.Integer({ description: 'All spots this vehicle fits' }),
+          full: Type.Boolean({ description: 'No fitting spot is free' }),
+        }),
+      ),
+    ]),
+  ),
+  {
+    description:
+      "Per vehicle type, the spots it may use under the lot's fit rules (MOTORCYCLE any, CAR any but MOTORCYCLE, BUS LARGE only); a vehicle no spot here fits is left out",
+  },
+);
 
 export const Availability = Type.Object({
   floors: Type.Array(
@@ -27,7 +46,8 @@ export const Boards = Type.Object({
       name: Type.String(),
       availableSpots: Counts,
       totalSpots: Counts,
+      vehicles: Vehicles,
     }),
   ),
-  total: Type.Object({ availableSpots: Counts, totalSpots: Counts }),
+  total: Type.Object({ availableSpots: Counts, totalSpots: Counts, vehicles: Vehicles }),
 });

@@ -1,4 +1,4 @@
-import type { SpotType } from '../lot/allocation.ts';
+import { fittingSpotTypes, type SpotType, VEHICLE_TYPES, type VehicleType } from '../lot/allocation.ts';
 import type { LotConfig } from '../lot/config.ts';
 import type { FreeCount } from './repository.ts';
 
@@ -30,6 +30,23 @@ export function availabilityView(lot: LotConfig, counts: FreeCount[]) {
   };
 }
 
+/**
+ * What a driver has is a vehicle, not a spot type: per vehicle type, the free and total spots it
+ * may be given under the lot's fit rules (a car: compact, large, accessible and charging spots),
+ * and FULL when none of them is free. Vehicles no spot of the place fits are left out.
+ */
+export function byVehicle(available: Record<SpotType, number>, capacity: Record<SpotType, number>) {
+  const vehicles: Partial<Record<VehicleType, { available: number; total: number; full: boolean }>> = {};
+  for (const vehicle of VEHICLE_TYPES) {
+    const types = fittingSpotTypes(vehicle);
+    const total = types.reduce((sum, type) => sum + capacity[type], 0);
+    if (total === 0) continue;
+    const free = types.reduce((sum, type) => sum + available[type], 0);
+    vehicles[vehicle] = { available: free, total, full: free === 0 };
+  }
+  return vehicles;
+}
+
 /** One display board per floor (spec: boardId, availableSpots per type), plus the lot's totals. */
 export function boardsView(lot: LotConfig, counts: FreeCount[], at: Date) {
   const total = zeros();
@@ -44,13 +61,20 @@ export function boardsView(lot: LotConfig, counts: FreeCount[], at: Date) {
       total[count.spotType] += count.free;
       capacity[count.spotType] += count.total;
     }
-    return { boardId: floor.boardId, floor: floor.floor, name: floor.name, availableSpots, totalSpots };
+    return {
+      boardId: floor.boardId,
+      floor: floor.floor,
+      name: floor.name,
+      availableSpots,
+      totalSpots,
+      vehicles: byVehicle(availableSpots, totalSpots),
+    };
   });
   return {
     lot: { id: lot.id, name: lot.name },
     updatedAt: at.toISOString(),
     boards,
-    total: { availableSpots: total, totalSpots: capacity },
+    total: { availableSpots: total, totalSpots: capacity, vehicles: byVehicle(total, capacity) },
   };
 }
 

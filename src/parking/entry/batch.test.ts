@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { TicketRow } from '../tables.ts';
+import { newTicketCode } from '../tickets/codes.ts';
 import { createEntryBatcher } from './batch.ts';
 import type { NewTicket } from './repository.ts';
 
@@ -40,6 +41,7 @@ const ticket = (licensePlate: string, vehicleType: NewTicket['vehicleType'] = 'C
   needs: [],
   entryTime: new Date(0),
   entryPanelId: null,
+  code: newTicketCode(),
 });
 
 test('a lone entry goes through the single-entry park', async () => {

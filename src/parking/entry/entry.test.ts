@@ -259,14 +259,17 @@ describe('availability, boards, tickets, lot', () => {
     });
   });
 
-  test('ticket lookup: 404 for an unknown ticket, 400 for a malformed id', async () => {
+  test('ticket lookup: 404 for an unknown ticket or code (in words), 400 for an overlong one', async () => {
     assertProblem(
       await t.app.inject({ url: '/api/v1/parking/tickets/0190f0f0-0000-7000-8000-000000000000' }),
       404,
       'ticket_not_found',
     );
+    const typo = await t.app.inject({ url: '/api/v1/parking/tickets/not-a-ticket' });
+    assertProblem(typo, 404, 'ticket_not_found');
+    assert.equal(typo.json().detail, 'No ticket with code not-a-ticket, check the code on the ticket');
     assertProblem(
-      await t.app.inject({ url: '/api/v1/parking/tickets/not-a-ticket' }),
+      await t.app.inject({ url: `/api/v1/parking/tickets/${'x'.repeat(65)}` }),
       400,
       'validation_failed',
     );

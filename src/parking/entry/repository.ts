@@ -11,6 +11,8 @@ export interface NewTicket {
   needs: readonly Need[];
   entryTime: Date;
   entryPanelId: string | null;
+  /** The short code printed on the ticket (tickets/codes.ts). */
+  code: string;
 }
 
 const rankColumn = (vehicle: VehicleType) => sql.ref(`rank_${vehicle.toLowerCase()}`);
@@ -48,9 +50,9 @@ export function createEntryRepository(database: Db) {
           from candidate where s.id = candidate.id and s.ticket_id is null
           returning s.id, s.floor, s.spot_type
         )
-        insert into parking_tickets (id, license_plate, vehicle_type, spot_id, floor, spot_type, status, entry_time, entry_panel_id)
+        insert into parking_tickets (id, license_plate, vehicle_type, spot_id, floor, spot_type, status, entry_time, entry_panel_id, code)
         select ${ticket.id}::uuid, ${ticket.licensePlate}, ${ticket.vehicleType}, id, floor, spot_type, 'ACTIVE',
-               ${ticket.entryTime}, ${ticket.entryPanelId}
+               ${ticket.entryTime}, ${ticket.entryPanelId}, ${ticket.code}
         from taken
         returning ${RETURNING_TICKET}`.execute(db);
       return rows[0];
@@ -71,8 +73,9 @@ export function createEntryRepository(database: Db) {
       const { rows } = await sql<TicketRow>`
         with wanted as (
           select * from unnest(${tickets.map((t) => t.id)}::uuid[], ${tickets.map((t) => t.licensePlate)}::text[],
-            ${tickets.map((t) => t.entryTime.toISOString())}::timestamptz[], ${tickets.map((t) => t.entryPanelId)}::text[])
-            with ordinality as w(id, plate, entry_time, panel, n)
+            ${tickets.map((t) => t.entryTime.toISOString())}::timestamptz[], ${tickets.map((t) => t.entryPanelId)}::text[],
+            ${tickets.map((t) => t.code)}::text[])
+            with ordinality as w(id, plate, entry_time, panel, code, n)
         ), candidate as (
           select id, row_number() over (order by ${order}) as n
           from (
@@ -88,9 +91,9 @@ export function createEntryRepository(database: Db) {
           where s.id = candidate.id and s.ticket_id is null
           returning s.id, s.floor, s.spot_type, s.ticket_id
         )
-        insert into parking_tickets (id, license_plate, vehicle_type, spot_id, floor, spot_type, status, entry_time, entry_panel_id)
+        insert into parking_tickets (id, license_plate, vehicle_type, spot_id, floor, spot_type, status, entry_time, entry_panel_id, code)
         select wanted.id, wanted.plate, ${first.vehicleType}, taken.id, taken.floor, taken.spot_type, 'ACTIVE',
-               wanted.entry_time, wanted.panel
+               wanted.entry_time, wanted.panel, wanted.code
         from taken join wanted on wanted.id = taken.ticket_id
         returning ${RETURNING_TICKET}`.execute(db);
       const byId = new Map(rows.map((row) => [row.id, row]));

@@ -7,6 +7,7 @@ import { err } from '../errors.ts';
 import { type Need, unfitNeeds, type VehicleType } from '../lot/allocation.ts';
 import type { LotConfig } from '../lot/config.ts';
 import type { TicketRow } from '../tables.ts';
+import { newTicketCode } from '../tickets/codes.ts';
 import { ticketView } from '../views.ts';
 import { createEntryBatcher } from './batch.ts';
 import type { EntryRepository } from './repository.ts';
@@ -48,11 +49,16 @@ export function createEntryService(deps: {
       entryPanelId,
     };
     let parked: TicketRow | undefined;
-    try {
-      parked = await entries.park(ticket);
-    } catch (error) {
-      if (isUniqueViolation(error, 'parking_tickets_plate_inside')) throw alreadyParked(licensePlate);
-      throw error;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        parked = await entries.park({ ...ticket, code: newTicketCode() });
+        break;
+      } catch (error) {
+        if (isUniqueViolation(error, 'parking_tickets_plate_inside')) throw alreadyParked(licensePlate);
+        // The code drawn is on a car inside already (35 random bits: rare): draw another.
+        if (attempt < 5 && isUniqueViolation(error, 'parking_tickets_code_inside')) continue;
+        throw error;
+      }
     }
     if (!parked) {
       if (await repository.ticketInside(licensePlate)) throw alreadyParked(licensePlate);

@@ -257,11 +257,12 @@ describe('POST /api/v1/parking/exit', () => {
     assert.equal((await ticket(id)).status, 'ACTIVE');
   });
 
-  test('errors: unknown ticket 404, malformed id 400, unknown exit panel 422', async () => {
+  test('errors: unknown ticket or code 404, overlong reference 400, unknown exit panel 422', async () => {
     const unknown = await exit(t, '0190f0f0-0000-7000-8000-000000000000');
     assert.equal(unknown.statusCode, 404);
     assert.equal(unknown.json().code, 'ticket_not_found');
-    assert.equal((await exit(t, 'nope')).statusCode, 400);
+    assert.equal((await exit(t, 'nope')).statusCode, 404);
+    assert.equal((await exit(t, 'x'.repeat(65))).statusCode, 400);
     const id = await parked();
     const panel = await exit(t, id, { panelId: 'in-1' });
     assert.equal(panel.statusCode, 422);

@@ -22,7 +22,7 @@ export interface PaymentLink {
 /** SQL of exits, lost tickets and their payments. */
 export function createExitRepository(database: Db) {
   const db = parkingDb(database);
-  const { ticket, payment, ticketInside } = createTicketReads(db);
+  const { ticket, payment, ticketInside, ticketIdByCode } = createTicketReads(db);
 
   async function exitStates(ticketIds: string[]): Promise<(ExitState | undefined)[]> {
     const rows = await db
@@ -100,6 +100,7 @@ export function createExitRepository(database: Db) {
     ticket,
     payment,
     ticketInside,
+    ticketIdByCode,
 
     async markLost(ticketId: string, at: Date): Promise<boolean> {
       const result = await db

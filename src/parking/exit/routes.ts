@@ -8,9 +8,9 @@ import { EventStream } from '../schemas.ts';
 import { ExitBody, ExitResult, LostBody, RefundBody, TicketParams, TicketWithHistory } from './schemas.ts';
 import type { Checkout } from './service.ts';
 
-/** A ticket's id is printed on it: whoever holds the ticket may follow and pay it. */
+/** A ticket's id and short code are printed on it: whoever holds the ticket may follow and pay it. */
 const TICKET_CAPABILITY =
-  'The ticket id is the capability: whoever holds the ticket may call this, without credentials.';
+  'The ticket id or its short code (`ABCD-EFGH`) is the capability: whoever holds the ticket may call this, without credentials. A code that does not exist (or has a typo) answers 404 "No ticket with code …, check the code".';
 
 /** HTTP only: schemas, the service call, the status code. */
 export const exitRoutes: FastifyPluginAsyncTypebox<{ checkout: Checkout; live: LiveBoards }> = async (
@@ -33,7 +33,7 @@ export const exitRoutes: FastifyPluginAsyncTypebox<{ checkout: Checkout; live: L
         summary:
           'A vehicle leaves: the fee and its payment (paid at once with a card, or later on paymentUrl)',
         description:
-          "Without `payment` the answer holds a PENDING payment and its hosted `paymentUrl`; asking again returns the same payment. With `payment` (card details) the card is charged once: COMPLETED frees the spot and opens the gate; a declined card is a 402 and the ticket stays ACTIVE. Paying needs an `Idempotency-Key` header: the same key and body replay the first answer; the panel's key sent again for another ticket or card → 422 `idempotency_key_reused`, nothing charged.",
+          "`ticketId` takes the ticket id or the short code printed on the ticket (a typo: 404 in words). Without `payment` the answer holds a PENDING payment and its hosted `paymentUrl`; asking again returns the same payment. With `payment` (card details) the card is charged once: COMPLETED frees the spot and opens the gate; a declined card is a 402 and the ticket stays ACTIVE. Paying needs an `Idempotency-Key` header: the same key and body replay the first answer; the panel's key sent again for another ticket or card → 422 `idempotency_key_reused`, nothing charged.",
         body: ExitBody,
         response: { 200: ExitResult, 202: ExitResult },
       },
@@ -94,7 +94,8 @@ export const exitRoutes: FastifyPluginAsyncTypebox<{ checkout: Checkout; live: L
         response: { 200: EventStream },
       },
     },
-    async (request, reply) => live.streamTicket(request.params.ticketId, request, reply),
+    async (request, reply) =>
+      live.streamTicket(await checkout.resolve(request.params.ticketId), request, reply),
   );
 
   app.post(

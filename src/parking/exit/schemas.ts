@@ -1,6 +1,17 @@
 import { Type } from 'typebox';
 import { EntryBody } from '../entry/schemas.ts';
-import { Money, Nullable, PanelId, PaymentKind, PaymentStatus, Ticket, TicketId } from '../schemas.ts';
+import { Receipt } from '../receipts/schemas.ts';
+import {
+  Money,
+  Nullable,
+  PanelId,
+  PaymentKind,
+  PaymentStatus,
+  Ticket,
+  TicketCode,
+  TicketRef,
+  Timestamp,
+} from '../schemas.ts';
 
 export const Card = Type.Object(
   {
@@ -19,7 +30,7 @@ export const Card = Type.Object(
 );
 
 export const ExitBody = Type.Object(
-  { ticketId: TicketId, payment: Type.Optional(Card), panelId: Type.Optional(PanelId) },
+  { ticketId: TicketRef, payment: Type.Optional(Card), panelId: Type.Optional(PanelId) },
   { additionalProperties: false },
 );
 
@@ -32,7 +43,7 @@ export const LostBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const TicketParams = Type.Object({ ticketId: TicketId });
+export const TicketParams = Type.Object({ ticketId: TicketRef });
 
 export const RefundBody = Type.Object(
   {
@@ -54,6 +65,7 @@ export const TicketWithHistory = Type.Intersect([
 
 export const ExitResult = Type.Object({
   ticketId: Type.String(),
+  code: TicketCode,
   ticketStatus: Type.Enum(['ACTIVE', 'PAID', 'LOST']),
   licensePlate: Type.String(),
   spotId: Type.String(),
@@ -65,4 +77,6 @@ export const ExitResult = Type.Object({
   status: PaymentStatus,
   kind: PaymentKind,
   failureReason: Nullable(Type.String()),
+  paidAt: Nullable(Timestamp),
+  receipt: Type.Union([Receipt, Type.Null()], { description: 'The receipt, once the payment completed' }),
 });

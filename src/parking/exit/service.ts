@@ -10,7 +10,9 @@ import { err } from '../errors.ts';
 import type { LotConfig } from '../lot/config.ts';
 import type { ExitOutcome } from '../metrics.ts';
 import { elapsedMs, feeFor } from '../pricing/pricing.ts';
-import type { PaymentRow } from '../tables.ts';
+import { receiptView } from '../receipts/receipt.ts';
+import type { PaymentRow, TicketRow } from '../tables.ts';
+import { parseTicketRef } from '../tickets/codes.ts';
 import { exitView, ticketView } from '../views.ts';
 import type { ExitRepository, ExitState } from './repository.ts';
 
@@ -44,14 +46,30 @@ export function createCheckout(deps: {
    * A ticket with all its payments, from the live tables or, once it was paid long enough ago, the
    * archive (README, "Retention"): a ticket id answers the same before and after it moved.
    */
-  async function ticketWithPayments(ticketId: string) {
+  async function ticketWithPayments(ref: string) {
+    const ticketId = await resolve(ref);
     const live = await repository.ticket(ticketId);
     const found = live
       ? { ticket: live, payments: await repository.payments(ticketId) }
       : await repository.archived(ticketId);
-    if (!found) throw err('ticket_not_found', `No ticket ${ticketId}`);
+    if (!found) throw notFound(ref);
     const current = found.payments.find((payment) => payment.id === found.ticket.currentPaymentId);
     return { ...found, current };
+  }
+
+  /**
+   * The ticket id behind what was typed or scanned: the id itself, or the short code printed on
+   * the ticket (the vehicle inside with that code, else its newest paid ticket). A code with a
+   * typo fails its check character and is answered in words, without a database read.
+   */
+  async function resolve(ref: string): Promise<string> {
+    const parsed = parseTicketRef(ref);
+    if ('id' in parsed) return parsed.id;
+    if ('code' in parsed) {
+      const id = await repository.ticketIdByCode(parsed.code);
+      if (id) return id;
+    }
+    throw notFound(ref);
   }
 
   /** A ticket with its current payment and the ids of all its payments (the ticket id is the capability). */
@@ -63,7 +81,8 @@ export function createCheckout(deps: {
     };
   }
 
-  async function exit(request: ExitRequest) {
+  async function exit(input: ExitRequest) {
+    const request = { ...input, ticketId: await resolve(input.ticketId) };
     const state = await repository.exitState(request.ticketId);
     if (!state) return archivedExit(request);
     const panelId = panelOrThrow(request.panelId, lot.exitPanels, 'exit');
@@ -74,9 +93,9 @@ export function createCheckout(deps: {
   async function archivedExit(request: ExitRequest) {
     const closed = await repository.archived(request.ticketId);
     const current = closed?.payments.find((payment) => payment.id === closed.ticket.currentPaymentId);
-    if (!closed || !current) throw err('ticket_not_found', `No ticket ${request.ticketId}`);
+    if (!closed || !current) throw notFound(request.ticketId);
     panelOrThrow(request.panelId, lot.exitPanels, 'exit');
-    return exitView(closed.ticket, current);
+    return answer(closed.ticket, current);
   }
 
   /**
@@ -88,7 +107,9 @@ export function createCheckout(deps: {
     const panelId = panelOrThrow(request.panelId, lot.exitPanels, 'exit');
     const inside = await repository.ticketInside(plate);
     const state = inside && (await repository.exitState(inside.id));
-    if (!state) throw err('vehicle_not_found', `No vehicle ${plate} is parked here`);
+    if (!state) {
+      throw err('vehicle_not_found', `No vehicle with the plate ${plate} is parked here; check the plate`);
+    }
     if (state.ticket.status === 'ACTIVE') {
       const pending = state.current?.status === 'PENDING' ? state.current : undefined;
       // An exit payment already waiting must be withdrawn first, or both could be paid.
@@ -115,12 +136,30 @@ export function createCheckout(deps: {
       // The exit answer rides along (for the panel), its `status` renamed: a problem's status is the HTTP one.
       const { status, ...view } = exitView(ticket, payment);
       throw err('payment_declined', {
-        detail: `The payment failed (${payment.failureReason ?? 'declined'}); the ticket stays ${ticket.status} and the gate closed`,
+        detail: `${declineText(payment.failureReason)} Nothing was charged and the gate stays closed: try another card, or pay on your phone.`,
         extras: { ...view, paymentStatus: status },
       });
     }
     if (payment.status === 'PENDING') deps.metrics?.exit('pending');
-    return exitView(ticket, payment);
+    return answer(ticket, payment);
+  }
+
+  /** The exit answer, with the receipt once the payment completed (README, "Receipts"). */
+  function answer(ticket: TicketRow, payment: PaymentRow) {
+    const paid = payment.status === 'COMPLETED' || payment.status === 'REFUNDED';
+    return { ...exitView(ticket, payment), receipt: paid ? receiptView(lot, ticket, payment) : null };
+  }
+
+  /** The receipt of a paid ticket, by id or code (whoever holds the ticket, as for its status). */
+  async function receipt(ref: string) {
+    const { ticket, current } = await ticketWithPayments(ref);
+    if (!current || (current.status !== 'COMPLETED' && current.status !== 'REFUNDED')) {
+      throw err(
+        'receipt_not_ready',
+        'This ticket is not paid yet: the receipt comes with the payment at the exit',
+      );
+    }
+    return receiptView(lot, ticket, current);
   }
 
   /** The ticket's live payment, or a new one for the fee due now. */
@@ -187,7 +226,7 @@ export function createCheckout(deps: {
     if (tries <= 1) throw err('payment_pending', 'Another exit of this ticket is in progress; try again');
     await sleep(20 * (4 - tries)); // network-scale backoff, not business time: not the injected clock
     const state = await repository.exitState(ticketId);
-    if (!state) throw err('ticket_not_found', `No ticket ${ticketId}`);
+    if (!state) throw notFound(ticketId);
     return currentPayment(state, panelId, tries - 1);
   }
 
@@ -295,10 +334,33 @@ export function createCheckout(deps: {
       await handleOutcome(await payments.refund(payment.id, { reason }));
     }
     const after = await ticketWithPayments(ticketId);
-    return exitView(after.ticket, after.current ?? payment);
+    return answer(after.ticket, after.current ?? payment);
   }
 
-  return { ticket, exit, reportLost, refund, handleOutcome };
+  return { ticket, exit, reportLost, refund, handleOutcome, resolve, ticketWithPayments, receipt };
+}
+
+/** A ticket nobody has, in the words a driver at a panel can act on. */
+function notFound(ref: string) {
+  const parsed = parseTicketRef(ref);
+  const shown = ref.trim().slice(0, 64);
+  return err(
+    'ticket_not_found',
+    'id' in parsed
+      ? `No ticket with the number ${shown}; check the number on the ticket`
+      : `No ticket with code ${shown}, check the code on the ticket`,
+  );
+}
+
+/** The gateway's failure codes, in words (the code itself stays in `failureReason`). */
+const DECLINES: Record<string, string> = {
+  card_declined: 'The card was declined.',
+  charge_expired: 'The bank did not confirm the payment in time.',
+  canceled: 'The payment was withdrawn.',
+};
+
+function declineText(reason: string | null): string {
+  return (reason && DECLINES[reason]) ?? 'The card was declined.';
 }
 
 export type Checkout = ReturnType<typeof createCheckout>;

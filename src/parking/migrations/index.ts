@@ -122,4 +122,20 @@ export const parkingMigrations: Migrations = {
       );
     },
   },
+  '003_ticket_codes': {
+    async up(db: Kysely<unknown>) {
+      // The short code printed on a ticket (tickets/codes.ts). Tickets issued before have none and
+      // keep answering to their id. A code is unique among the vehicles inside, so a code typed
+      // at the exit names one car; a paid ticket's code may come round again (35 random bits).
+      await sql`alter table parking_tickets add column code text`.execute(db);
+      await sql`alter table parking_tickets_archive add column code text`.execute(db);
+      await sql`create unique index parking_tickets_code_inside on parking_tickets (code)
+        where status in ('ACTIVE', 'LOST')`.execute(db);
+      // Receipts and status by code after the exit: the newest paid ticket of that code.
+      await sql`create index parking_tickets_code on parking_tickets (code, entry_time)`.execute(db);
+      await sql`create index parking_tickets_archive_code on parking_tickets_archive (code, entry_time)`.execute(
+        db,
+      );
+    },
+  },
 };

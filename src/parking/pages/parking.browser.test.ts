@@ -53,13 +53,15 @@ test('display boards update live as a car enters at the entry panel and leaves a
   const entry = await open('/parking/entry?panel=in-1');
   await enterAt(entry, 'hh-ab 123', 'CAR');
   assert.equal(await entry.locator('[data-result] h2').textContent(), 'Your ticket — the gate opens');
-  const ticketId = (await entry.locator('[data-ticket-id]').textContent())?.trim() ?? '';
-  assert.match(ticketId, /^[0-9a-f-]{36}$/);
+  const ticketCode = (await entry.locator('[data-ticket-code]').textContent())?.trim() ?? '';
+  assert.match(ticketCode, /^[2-9A-HJ-NP-Y]{4}-[2-9A-HJ-NP-Y]{4}$/);
   assert.match((await entry.locator('[data-spot-id]').textContent()) ?? '', /^F0-C01 \(COMPACT\)$/);
   await screenshot(entry, 'parking-entry-ticket');
 
   // The board, never reloaded, shows one compact spot fewer.
-  await count(boards, 'board-F0', 'COMPACT').filter({ hasText: /^1$/ }).waitFor({ timeout: 10_000 });
+  await count(boards, 'board-F0', 'COMPACT')
+    .filter({ hasText: /^1$/ })
+    .waitFor({ state: 'attached', timeout: 10_000 });
   await screenshot(boards, 'parking-boards-after-entry');
 
   // Two buses take both large spots; a third finds the lot full and gets no ticket.
@@ -67,13 +69,20 @@ test('display boards update live as a car enters at the entry panel and leaves a
   await enterAt(entry, 'BUS 2', 'BUS');
   await enterAt(entry, 'BUS 3', 'BUS');
   assert.equal(await entry.locator('[data-result] h2').textContent(), 'Lot full');
-  assert.equal(await entry.locator('[data-ticket-id]').count(), 0);
+  assert.equal(await entry.locator('[data-ticket-code]').count(), 0);
   await screenshot(entry, 'parking-entry-lot-full');
-  await count(boards, 'board-F1', 'LARGE').filter({ hasText: 'FULL' }).waitFor({ timeout: 10_000 });
+  await count(boards, 'board-F1', 'LARGE')
+    .filter({ hasText: 'FULL' })
+    .waitFor({ state: 'attached', timeout: 10_000 });
+  // Boards speak of vehicles: no bus fits anywhere now, so buses are FULL on both floors.
+  await boards
+    .locator('[data-board="board-F1"] [data-vehicle="BUS"].full [data-free]')
+    .filter({ hasText: 'FULL' })
+    .waitFor({ timeout: 10_000 });
 
   // Exit panel: ticket → amount → a declined card keeps the gate closed → a good card opens it.
   const exit = await open('/parking/exit?panel=out-1');
-  await exit.fill('#ticket', ticketId);
+  await exit.fill('#ticket', ticketCode);
   await exit.click('[data-ticket-form] button');
   await exit.locator('[data-due]:not([hidden])').waitFor();
   assert.equal(await exit.locator('[data-amount]').textContent(), '2.00');
@@ -98,7 +107,9 @@ test('display boards update live as a car enters at the entry panel and leaves a
   assert.equal(await exit.locator('[data-result] h2').textContent(), 'Paid — the gate opens');
   await screenshot(exit, 'parking-exit-gate-open');
 
-  await count(boards, 'board-F0', 'COMPACT').filter({ hasText: /^2$/ }).waitFor({ timeout: 10_000 });
+  await count(boards, 'board-F0', 'COMPACT')
+    .filter({ hasText: /^2$/ })
+    .waitFor({ state: 'attached', timeout: 10_000 });
   await screenshot(boards, 'parking-boards-after-exit');
 
   // A lost ticket, by plate (the demo operator's session has the attendant's scope), paid here.
@@ -111,7 +122,9 @@ test('display boards update live as a car enters at the entry panel and leaves a
   await exit.fill('#card', '4242 4242 4242 4242');
   await exit.click('[data-pay-form] button');
   await exit.locator('[data-gate]:not([hidden])').waitFor();
-  await count(boards, 'board-F1', 'LARGE').filter({ hasText: /^1$/ }).waitFor({ timeout: 10_000 });
+  await count(boards, 'board-F1', 'LARGE')
+    .filter({ hasText: /^1$/ })
+    .waitFor({ state: 'attached', timeout: 10_000 });
 
   const landing = await open('/parking');
   await screenshot(landing, 'parking-landing');

@@ -1,23 +1,38 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import type { Caller } from '../../platform/auth/index.ts';
 import { grants } from '../../platform/auth/keys.ts';
+import { AppError } from '../../platform/errors.ts';
 import { serveStatic } from '../../platform/pages/index.ts';
-import { NEEDS, VEHICLE_TYPES } from '../lot/allocation.ts';
 import { describePricing } from '../pricing/pricing.ts';
 import type { ParkingService } from '../service.ts';
 import { money } from '../views.ts';
+import { entryChoices, lotClock, SPOT_LABELS, VEHICLE_LABELS, vehicleLegend } from './labels.ts';
+
+/** How long a panel keeps a driver's screen: idle (no touch or key), and after the gate opened. */
+export interface PanelTimers {
+  idleResetMs: number;
+  doneResetMs: number;
+}
 
 /** The lot's pages: landing, live display boards, entry panel and exit panel (a panel per config entry). */
-export const parkingPages: FastifyPluginAsyncTypebox<{ service: ParkingService }> = async (
-  app,
-  { service },
-) => {
+export const parkingPages: FastifyPluginAsyncTypebox<{
+  service: ParkingService;
+  timers: PanelTimers;
+}> = async (app, { service, timers }) => {
   const lot = service.lot;
   serveStatic(app, 'parking', new URL('./static/', import.meta.url));
   const common = {
     lot: { name: lot.name, timeZone: lot.timeZone, currency: lot.currency },
     styles: ['/static/parking/parking.css'],
   };
+  const legend = vehicleLegend(lot);
+  /** The boards with the words they are shown with: vehicles first, times on the lot's clock. */
+  const boardsPage = async () => {
+    const boards = await service.boards();
+    return { boards, legend, spotLabels: SPOT_LABELS, updated: lotClock(boards.updatedAt, lot.timeZone) };
+  };
+  const panelTimers = { idleReset: timers.idleResetMs, doneReset: timers.doneResetMs };
   const hide = { schema: { hide: true } };
   // The boards are public; the panels are the lot's operators' (a page session: in development
   // the demo operator signs in by itself, in production the browser is sent to /sign-in).
@@ -33,7 +48,7 @@ export const parkingPages: FastifyPluginAsyncTypebox<{ service: ParkingService }
     reply.page('/parking/pages/index', {
       ...common,
       title: 'Parking lot',
-      boards: await service.boards(),
+      ...(await boardsPage()),
       pricing: describePricing(lot.pricing, lot.currency),
       lostTicketFee: `${money(lot.lostTicketFeeMinor).toFixed(2)} ${lot.currency}`,
       entryPanels: lot.entryPanels,
@@ -45,9 +60,40 @@ export const parkingPages: FastifyPluginAsyncTypebox<{ service: ParkingService }
     reply.page('/parking/pages/boards', {
       ...common,
       title: 'Display boards',
-      boards: await service.boards(),
+      ...(await boardsPage()),
       scripts: ['/static/parking/boards.js'],
     }),
+  );
+
+  // Whoever holds the ticket (id or code), as for its status: public, like the ticket's API.
+  app.get(
+    '/parking/receipts/:ticket',
+    { schema: { hide: true, params: ReceiptParams }, config: { access: { public: true } } },
+    async (request, reply) => {
+      try {
+        const receipt = await service.receipt(request.params.ticket);
+        // A receipt names a plate and an amount: not for shared caches.
+        reply.header('cache-control', 'private, no-store');
+        return reply.page('/parking/pages/receipt', {
+          ...common,
+          styles: [...common.styles, '/static/parking/receipt.css'],
+          title: `Receipt ${receipt.code ?? receipt.ticketId}`,
+          receipt,
+          amount: `${receipt.amount.toFixed(2)} ${receipt.currency}`,
+          vehicle: VEHICLE_LABELS[receipt.vehicleType].one,
+          scripts: ['/static/parking/receipt.js'],
+        });
+      } catch (error) {
+        if (!(error instanceof AppError) || (error.status !== 404 && error.status !== 409)) throw error;
+        return reply.code(error.status).page('/platform/pages/message', {
+          ...common,
+          title: error.status === 404 ? 'Receipt not found' : 'Not paid yet',
+          message: error.message,
+          tone: 'bad',
+          link: { href: '/parking', title: 'Parking lot' },
+        });
+      }
+    },
   );
 
   app.get('/parking/entry', panel, async (request, reply) =>
@@ -56,8 +102,8 @@ export const parkingPages: FastifyPluginAsyncTypebox<{ service: ParkingService }
       title: 'Entry panel',
       panel: panelOf(request.query, lot.entryPanels),
       panels: lot.entryPanels,
-      vehicleTypes: VEHICLE_TYPES,
-      needs: NEEDS,
+      choices: entryChoices(lot),
+      timers: panelTimers,
       scripts: ['/static/parking/entry.js'],
     }),
   );
@@ -71,10 +117,14 @@ export const parkingPages: FastifyPluginAsyncTypebox<{ service: ParkingService }
       lostTicketFee: `${money(lot.lostTicketFeeMinor).toFixed(2)} ${lot.currency}`,
       // Only an attendant may charge a lost ticket; a panel's session gets a pointer to one instead.
       attendant: mayActAs(request.caller, 'parking:attendant'),
+      timers: panelTimers,
       scripts: ['/static/parking/exit.js'],
     }),
   );
 };
+
+/** The receipt page's path parameter: an id or a code, checked by the service (a typo is a 404 page). */
+const ReceiptParams = Type.Object({ ticket: Type.String({ maxLength: 64 }) });
 
 function mayActAs(caller: Caller, scope: string): boolean {
   return caller.kind === 'operator' && grants(caller, scope);

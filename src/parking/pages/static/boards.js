@@ -1,11 +1,24 @@
 // Live display boards: one SSE stream sends the whole boards snapshot after every park and unpark.
+// Counts are per vehicle type (what a driver has), FULL when nothing that vehicle fits is free;
+// the spot types are in each board's "Spots by type".
 const live = document.querySelector('[data-live]');
 const updated = document.querySelector('[data-updated]');
 
-function setCount(element, free) {
+function setCount(element, free, full = free === 0) {
   if (!element) return;
-  element.querySelector('[data-free]').textContent = free === 0 ? 'FULL' : String(free);
-  element.classList.toggle('full', free === 0);
+  element.querySelector('[data-free]').textContent = full ? 'FULL' : String(free);
+  element.classList.toggle('full', full);
+}
+
+/** The lot's wall clock, not the viewer's: a board shows the time of the place it stands in. */
+function lotClock(iso, timeZone) {
+  return new Intl.DateTimeFormat('en-US', {
+    timeZone,
+    hour: 'numeric',
+    minute: '2-digit',
+    second: '2-digit',
+    timeZoneName: 'short',
+  }).format(new Date(iso));
 }
 
 function render(snapshot) {
@@ -15,14 +28,25 @@ function render(snapshot) {
     for (const [type, free] of Object.entries(board.availableSpots)) {
       setCount(section.querySelector(`[data-type="${type}"]`), free);
     }
+    const counts = Object.entries(board.vehicles);
+    for (const [vehicle, count] of counts) {
+      setCount(section.querySelector(`[data-vehicle="${vehicle}"]`), count.available, count.full);
+    }
+    const allFull = counts.length > 0 && counts.every(([, count]) => count.full);
+    section.classList.toggle('all-full', allFull);
+    const flag = section.querySelector('[data-board-full]');
+    if (flag) flag.hidden = !allFull;
   }
   for (const [type, free] of Object.entries(snapshot.total.availableSpots)) {
     const element = document.querySelector(`[data-total="${type}"] [data-free]`);
     if (element) element.textContent = String(free);
   }
+  for (const [vehicle, count] of Object.entries(snapshot.total.vehicles)) {
+    setCount(document.querySelector(`[data-total-vehicle="${vehicle}"]`), count.available, count.full);
+  }
   if (updated) {
     updated.dateTime = snapshot.updatedAt;
-    updated.textContent = new Date(snapshot.updatedAt).toLocaleTimeString();
+    updated.textContent = lotClock(snapshot.updatedAt, updated.dataset.timeZone);
   }
   document.body.dataset.boardsVersion = String(Number(document.body.dataset.boardsVersion ?? 0) + 1);
 }
