@@ -2,6 +2,7 @@ import type { ServiceModule } from '../platform/module.ts';
 import { pasteKeyScheme } from './accounts.ts';
 import { createCleanup } from './cleanup.ts';
 import { pasteMigrations } from './migrations/index.ts';
+import { createPageCookies } from './pages/cookies.ts';
 import { pastePageRoutes } from './pages/routes.ts';
 import { createPasteReads } from './reads.ts';
 import { createPasteRepository } from './repository.ts';
@@ -56,8 +57,9 @@ export const pasteModule: ServiceModule = {
         invalidate: reads.invalidate,
       },
       async routes(app) {
-        await app.register(pasteApiRoutes, { pastes: service, reads });
-        await app.register(pastePageRoutes, { pastes: service, reads, baseUrl: deps.config.baseUrl });
+        const cookies = createPageCookies(deps.config.secret, deps.clock);
+        await app.register(pasteApiRoutes, { pastes: service, reads, cookies });
+        await app.register(pastePageRoutes, { pastes: service, reads, cookies });
       },
       jobs: [
         {

@@ -11,7 +11,7 @@ export function viewPage(
   reads: PasteReads,
   reply: FastifyReply,
   entry: LocalEntry,
-  extra: { burned?: boolean } = {},
+  extra: { burned?: boolean; rawLinks?: boolean } = {},
 ) {
   const page = entry.page ?? highlight(entry.paste.content, entry.paste.syntax);
   if (!entry.page) reads.attachPage(entry, page);
