@@ -13,9 +13,13 @@ if (ui) {
   const main = document.createElement('main');
   ui.replaceWith(main);
   main.append(ui);
-  // The server <select> is rendered (and re-rendered) by Swagger UI without a label.
+  // Swagger UI renders (and re-renders) its server <select> without a label, and its code boxes
+  // (the curl line, answers) scroll without being reachable by the keyboard.
   new MutationObserver(() => {
     const servers = ui.querySelector('select#servers:not([aria-label])');
     if (servers) servers.setAttribute('aria-label', 'Server');
+    for (const box of ui.querySelectorAll('pre.microlight:not([tabindex]), .curl:not([tabindex])')) {
+      box.setAttribute('tabindex', '0');
+    }
   }).observe(ui, { childList: true, subtree: true });
 }
