@@ -16,6 +16,7 @@ import { registerCors } from './platform/http/cors.ts';
 import { registerHealth } from './platform/http/health.ts';
 import { idempotencyRetention, registerIdempotency } from './platform/http/idempotency.ts';
 import { registerInputGuards } from './platform/http/input.ts';
+import { registerLinks } from './platform/http/links.ts';
 import { registerOpenApi } from './platform/http/openapi.ts';
 import {
   answerClientError,
@@ -175,6 +176,7 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
   if (config.metricsPort === undefined) registerMetricsEndpoint(app, metrics.registry, config.metricsToken);
   registerUrlRedaction(app);
   registerInputGuards(app);
+  registerLinks(app, config);
   registerIdempotency(app, db, adapters.clock, config.secret);
   // Before compression: the validator is of the plain body.
   registerConditionalGets(app);
@@ -184,7 +186,7 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
   await app.register(formbody);
   registerPages(
     app,
-    SERVICE_LINKS.map(({ title, href }) => ({ title, href })),
+    SERVICE_LINKS.map(({ name, title, href }) => ({ name, title, href })),
     { development: config.development, reloadTemplates: config.reloadTemplates },
   );
 
@@ -210,6 +212,7 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
   // After the modules (they add their account schemes while created), before their routes.
   await registerOpenApi(app, {
     baseUrl: config.baseUrl,
+    publicBaseUrl: config.publicBaseUrl,
     securitySchemes: auth.securitySchemes(),
     tags: API_TAGS,
   });

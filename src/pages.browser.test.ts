@@ -447,3 +447,89 @@ test('a real-size screen (384 seats, aisles, wheelchair spaces) on a phone: the 
   await screenshot(page, 'pages-seatmap-384-phone-end-of-row');
   await page.close();
 });
+
+for (const viewport of VIEWPORTS) {
+  test(`/docs at ${viewport.width}×${viewport.height}: a way back, Try it out under its CSP, cached assets, axe on what is ours`, {
+    skip,
+  }, async () => {
+    const context = await suite.browser.newContext({
+      viewport: { width: viewport.width, height: viewport.height },
+    });
+    const page = await context.newPage();
+    const logged: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error') logged.push(message.text());
+    });
+    page.on('pageerror', (error) => logged.push(error.message));
+    await page.goto(`${suite.server.url}/docs`);
+    const operation = page.locator('#operations-paste-getPasteLanguages');
+    await operation.waitFor({ timeout: 30_000 });
+
+    // The server Swagger UI sends "Try it out" to is the address in use, so the CSP lets it through.
+    assert.equal(await page.locator('select#servers').inputValue(), suite.server.url);
+    await operation.locator('.opblock-summary-control').click();
+    await operation.locator('.try-out__btn').click();
+    await operation.locator('button.execute').click();
+    const status = operation.locator('.live-responses-table tbody .response-col_status').first();
+    await status.waitFor();
+    assert.equal((await status.textContent())?.trim(), '200');
+    await screenshot(page, `pages-docs-${viewport.name}`);
+
+    // axe: 0 serious/critical on what the page adds or restyles. Swagger UI's own operation rows nest a
+    // button in a role="button" (nested-interactive); that is its markup, which a stylesheet cannot change.
+    const problems = (await axeViolations(page))
+      .map((violation) => ({
+        ...violation,
+        targets: violation.targets.filter(
+          (target) => !(violation.id === 'nested-interactive' && /\.opblock-summary-control$/.test(target)),
+        ),
+      }))
+      .filter((violation) => violation.targets.length > 0)
+      .map(describe);
+    assert.deepEqual(problems, []);
+    await assertNarrow(page, `docs@${viewport.name}`);
+    assert.deepEqual(logged, []);
+
+    // Swagger UI's files are kept by the browser (a week; ETag after that), not fetched on every visit.
+    const bundle = await page.request.get(`${suite.server.url}/docs/static/swagger-ui-bundle.js`);
+    assert.match(bundle.headers()['cache-control'] ?? '', /max-age=604800/);
+    assert.ok(bundle.headers().etag);
+
+    const back = page.getByRole('link', { name: /Back to Four Services/ });
+    assert.ok(await back.isVisible());
+    await Promise.all([page.waitForURL(`${suite.server.url}/`), back.click()]);
+    assert.equal(await page.locator('h1').first().textContent(), 'New paste');
+    await context.close();
+  });
+}
+
+test('every paste page fits a 390 px phone (scrollWidth), and the navigation marks the current part', {
+  skip,
+}, async () => {
+  made ??= makeFixtures();
+  fixtures = await made;
+  const page = await suite.browser.newPage({ viewport: { width: 390, height: 844 } });
+  for (const path of ['/', '/paste', `/${fixtures.paste}`, `/${fixtures.lockedPaste}`]) {
+    await page.goto(`${suite.server.url}${path}`);
+    await assertNarrow(page, path);
+  }
+  assert.equal(
+    await page.locator('header.site nav a[aria-current="page"]').textContent(),
+    'Text sharing',
+    'a paste page is part of Text sharing',
+  );
+  await page.goto(`${suite.server.url}/parking`);
+  assert.equal(await page.locator('header.site nav a[aria-current="page"]').textContent(), 'Parking lot');
+  await page.close();
+});
+
+async function assertNarrow(page: Page, what: string) {
+  const sizes = await page.evaluate(() => ({
+    page: document.documentElement.scrollWidth,
+    viewport: innerWidth,
+  }));
+  assert.ok(
+    sizes.page <= sizes.viewport,
+    `${what}: ${sizes.page} px wide in a ${sizes.viewport} px viewport`,
+  );
+}

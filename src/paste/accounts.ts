@@ -49,13 +49,17 @@ export function isPreview(request: FastifyRequest): boolean {
   return request.method === 'HEAD' || PREVIEW_AGENTS.test(request.headers['user-agent'] ?? '');
 }
 
-/** The reader of a request; its account is the one the platform's auth hook proved. */
-export function readerOf(request: FastifyRequest, password?: string): Reader {
+/**
+ * The reader of a request; its account is the one the platform's auth hook proved. `unlocked`:
+ * the request carries the pages' proof that this browser gave the paste's password (cookies.ts).
+ */
+export function readerOf(request: FastifyRequest, password?: string, unlocked = false): Reader {
   const header = request.headers['x-paste-password'];
   return {
     user: accountOf(request),
     ip: request.ip,
     password: password ?? (typeof header === 'string' ? header : undefined),
+    unlocked,
     preview: isPreview(request),
   };
 }

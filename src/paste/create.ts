@@ -197,7 +197,7 @@ export async function spendAndCreate(
     });
   }
   try {
-    return await pastes.create(input, owner);
+    return await pastes.create(input, owner, request.publicOrigin);
   } catch (error) {
     // A refused paste costs nothing from the allowance.
     if (error instanceof AppError && error.status < 500)

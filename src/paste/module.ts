@@ -3,6 +3,7 @@ import { pasteKeyScheme } from './accounts.ts';
 import { createCleanup } from './cleanup.ts';
 import { hasteRoutes } from './haste.ts';
 import { pasteMigrations } from './migrations/index.ts';
+import { createPageCookies } from './pages/cookies.ts';
 import { pastePageRoutes } from './pages/routes.ts';
 import { createPasteReads } from './reads.ts';
 import { createPasteRepository } from './repository.ts';
@@ -57,9 +58,10 @@ export const pasteModule: ServiceModule = {
         invalidate: reads.invalidate,
       },
       async routes(app) {
-        await app.register(pasteApiRoutes, { pastes: service, reads });
+        const cookies = createPageCookies(deps.config.secret, deps.clock);
+        await app.register(pasteApiRoutes, { pastes: service, reads, cookies });
         await app.register(hasteRoutes, { pastes: service, reads });
-        await app.register(pastePageRoutes, { pastes: service, reads, baseUrl: deps.config.baseUrl });
+        await app.register(pastePageRoutes, { pastes: service, reads, cookies });
       },
       jobs: [
         {

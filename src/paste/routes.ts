@@ -14,6 +14,7 @@ import {
 } from './create.ts';
 import { pasteError } from './errors.ts';
 import { LANGUAGES } from './highlight.ts';
+import type { PageCookies } from './pages/cookies.ts';
 import type { LocalEntry, PasteReads } from './reads.ts';
 import {
   CreatedPaste,
@@ -40,6 +41,8 @@ const tags = ['paste'];
 export interface PasteApiOptions {
   pastes: PasteService;
   reads: PasteReads;
+  /** The pages' unlock cookie opens /{id}/raw of a password paste after the page took the password. */
+  cookies: PageCookies;
 }
 
 /** The JSON API: create, read, raw, delete, users. Pages are in pages/routes.ts. */
@@ -167,7 +170,7 @@ function emptyBody() {
 }
 
 /** GET of a paste as JSON (and its alias), as raw text, and the languages list. */
-const readRoutes: FastifyPluginAsyncTypebox<PasteApiOptions> = async (app, { pastes, reads }) => {
+const readRoutes: FastifyPluginAsyncTypebox<PasteApiOptions> = async (app, { pastes, reads, cookies }) => {
   const readSchema = {
     tags,
     description:
@@ -255,7 +258,12 @@ const readRoutes: FastifyPluginAsyncTypebox<PasteApiOptions> = async (app, { pas
         return;
       }
       return (async () => {
-        const outcome = await pastes.read(request.params.short_url, readerOf(request), { text: true });
+        const shortUrl = request.params.short_url;
+        const outcome = await pastes.read(
+          shortUrl,
+          readerOf(request, undefined, cookies.unlocked(request, shortUrl)),
+          { text: true },
+        );
         if (outcome.kind === 'preview') previewReply(reply);
         else sendRaw(request, reply, outcome.entry, download);
         return reply;
@@ -326,7 +334,7 @@ const ownerRoutes: FastifyPluginAsyncTypebox<PasteApiOptions> = async (app, { pa
       const user = accountOf(request);
       // The route's access makes the platform refuse a request without the key; this only narrows.
       if (!user) throw pasteError('credentials_required');
-      return pastes.listMine(user, request.query.limit, request.query.cursor);
+      return pastes.listMine(user, request.query.limit, request.query.cursor, request.publicOrigin);
     },
   );
 };

@@ -42,6 +42,8 @@ export interface Reader {
   user?: Account;
   ip: string;
   password?: string;
+  /** The password was given on the page earlier (its signed unlock cookie, pages/cookies.ts). */
+  unlocked?: boolean;
   /** HEAD requests and link-preview bots: they must never burn a burn-after-read paste. */
   preview: boolean;
 }
@@ -216,7 +218,8 @@ export function createPasteService(deps: PasteServiceDeps) {
       await limiter.refund(policy, owner ? `user:${owner.id}` : `ip:${ip}`);
     },
 
-    async create(input: CreateInput, owner?: Account): Promise<Created> {
+    /** `origin`: where the answer's url points (the request's publicOrigin; BASE_URL by default). */
+    async create(input: CreateInput, owner?: Account, origin = deps.baseUrl): Promise<Created> {
       const { syntax, expiresIn } = validate(input, owner);
       const bytes = checkText(input.content);
       const content = packContent(bytes);
@@ -255,7 +258,7 @@ export function createPasteService(deps: PasteServiceDeps) {
         created.inc({ owner: owner ? 'user' : 'anonymous' });
         return {
           short_url: shortUrl,
-          url: `${deps.baseUrl}/${shortUrl}`,
+          url: `${origin}/${shortUrl}`,
           expires_at: expiresAt?.toISOString() ?? null,
           delete_token: deleteToken.token,
         };
@@ -282,7 +285,7 @@ export function createPasteService(deps: PasteServiceDeps) {
       // Refused before a burn: the envelope served as text would read as garbage, and the paste
       // must survive for the browser that holds its key.
       if (options.text && paste.encryption) throw encrypted(shortUrl);
-      if (paste.password_hash) await checkPassword(paste.password_hash, reader);
+      if (paste.password_hash && !reader.unlocked) await checkPassword(paste.password_hash, reader);
       if (!paste.burn_after_read) {
         // HEAD requests and link previews that reach this path are not readers.
         if (!reader.preview) reads.countView(entry);
@@ -356,7 +359,7 @@ export function createPasteService(deps: PasteServiceDeps) {
       return user;
     },
 
-    async listMine(user: Account, limit: number, cursor?: string) {
+    async listMine(user: Account, limit: number, cursor?: string, origin = deps.baseUrl) {
       let before: bigint | undefined;
       if (cursor !== undefined) {
         const decoded = codec.decode(cursor);
@@ -368,7 +371,7 @@ export function createPasteService(deps: PasteServiceDeps) {
       return {
         pastes: rows.map((row) => ({
           short_url: row.short_url,
-          url: `${deps.baseUrl}/${row.short_url}`,
+          url: `${origin}/${row.short_url}`,
           syntax: row.syntax,
           created_at: row.created_at.toISOString(),
           expires_at: row.expires_at?.toISOString() ?? null,

@@ -33,7 +33,7 @@ export const paymentsRoutes: FastifyPluginAsyncTypebox<{ service: PaymentsServic
   app.get(
     '/api/v1/payments/:paymentId',
     {
-      config: { ...byPaymentId, openapi: { problems: [404] } },
+      config: { links: 'rebase', ...byPaymentId, openapi: { problems: [404] } },
       schema: {
         tags,
         summary: 'A payment',
@@ -61,6 +61,7 @@ export const paymentsRoutes: FastifyPluginAsyncTypebox<{ service: PaymentsServic
       },
       // Payers are anonymous: their keys are scoped per payment, so two payers never share one.
       config: {
+        links: 'rebase',
         ...byPaymentId,
         openapi: { problems: [402, 404, 409, 422] },
         idempotency: {
@@ -87,7 +88,12 @@ export const paymentsRoutes: FastifyPluginAsyncTypebox<{ service: PaymentsServic
         response: { 200: PaymentBody },
       },
       // The admin check runs first (onRequest), so a stranger's key never claims an idempotency row.
-      config: { ...admin, idempotency: { scope: 'payments.refund' }, openapi: { problems: [404, 409, 422] } },
+      config: {
+        links: 'rebase',
+        ...admin,
+        idempotency: { scope: 'payments.refund' },
+        openapi: { problems: [404, 409, 422] },
+      },
     },
     async (request) => {
       const { amount, reason } = request.body;
@@ -112,7 +118,7 @@ export const paymentsRoutes: FastifyPluginAsyncTypebox<{ service: PaymentsServic
         body: SettleRequest,
         response: { 200: PaymentBody },
       },
-      config: { ...admin, openapi: { problems: [404, 409] } },
+      config: { links: 'rebase', ...admin, openapi: { problems: [404, 409] } },
     },
     async (request) => {
       await api.sandbox.settle(request.params.paymentId, request.body.outcome);

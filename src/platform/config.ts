@@ -23,7 +23,16 @@ export type Role = (typeof ROLES)[number];
 export interface Config {
   port: number;
   host: string;
+  /**
+   * Where links point when no request is at hand (e-mail, workers): `BASE_URL`, or
+   * `http://localhost:<port>` when it is not set.
+   */
   baseUrl: string;
+  /**
+   * `BASE_URL` when it is set. Absolute links in API answers use it; without it they use the
+   * address of the request (http/links.ts).
+   */
+  publicBaseUrl?: string;
   services: ServiceName[];
   role: Role;
   instances: number;
@@ -118,10 +127,13 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: Env = pr
   const host = get('host', 'HOST') ?? '0.0.0.0';
   const secret = minLength('APP_SECRET', env.APP_SECRET || 'dev-secret-change-me-in-production', 16);
   const role = oneOf('ROLE', get('role', 'ROLE') ?? 'all', ROLES);
+  const givenBaseUrl = get('base-url', 'BASE_URL') || undefined;
+  const publicBaseUrl = givenBaseUrl && url('BASE_URL', givenBaseUrl).replace(/\/$/, '');
   const config: Config = {
     port,
     host,
-    baseUrl: url('BASE_URL', get('base-url', 'BASE_URL') ?? `http://localhost:${port}`).replace(/\/$/, ''),
+    baseUrl: publicBaseUrl ?? `http://localhost:${port}`,
+    publicBaseUrl,
     services: list('SERVICES', get('services', 'SERVICES') ?? SERVICE_NAMES.join(','), SERVICE_NAMES),
     role,
     instances: int('INSTANCES', get('instances', 'INSTANCES') ?? '1', 1, 256),

@@ -26,6 +26,7 @@ export const bookingsRoutes: FastifyPluginAsyncTypebox<{ bookings: BookingsServi
       // The platform scopes keys by the caller (the user), so two customers who happen to pick
       // the same key never collide, and one user's key names one request.
       config: {
+        links: 'rebase',
         access: { user: true },
         idempotency: { scope: 'bookings', required: true },
         openapi: { problems: [402, 403, 404, 409, 410], headers: { 201: ['Location'], 202: ['Location'] } },
@@ -59,7 +60,11 @@ export const bookingsRoutes: FastifyPluginAsyncTypebox<{ bookings: BookingsServi
   app.get(
     '/api/v1/bookings/:id',
     {
-      config: { access: { user: true, service: 'booking:read', admin: true }, openapi: { problems: [404] } },
+      config: {
+        links: 'rebase',
+        access: { user: true, service: 'booking:read', admin: true },
+        openapi: { problems: [404] },
+      },
       schema: {
         tags,
         summary: 'A booking (with its ticket QR code once confirmed, for its user)',
@@ -75,7 +80,7 @@ export const bookingsRoutes: FastifyPluginAsyncTypebox<{ bookings: BookingsServi
   app.get(
     '/api/v1/users/:id/bookings',
     {
-      config: { access: { user: { param: 'id' }, service: 'booking:read', admin: true } },
+      config: { links: 'rebase', access: { user: { param: 'id' }, service: 'booking:read', admin: true } },
       schema: {
         tags,
         summary: "A user's bookings, newest first",
@@ -95,7 +100,11 @@ export const bookingsRoutes: FastifyPluginAsyncTypebox<{ bookings: BookingsServi
   app.post(
     '/api/v1/bookings/:id/cancel',
     {
-      config: { access: { user: true, admin: true }, openapi: { problems: [403, 404, 409] } },
+      config: {
+        links: 'rebase',
+        access: { user: true, admin: true },
+        openapi: { problems: [403, 404, 409] },
+      },
       schema: {
         tags,
         summary: 'Cancel a confirmed booking (full refund until the cutoff before the show)',
@@ -122,7 +131,7 @@ export const bookingsRoutes: FastifyPluginAsyncTypebox<{ bookings: BookingsServi
   app.post(
     '/api/v1/shows/:id/cancel',
     {
-      config: { access: { admin: true }, openapi: { problems: [404, 409] } },
+      config: { links: 'rebase', access: { admin: true }, openapi: { problems: [404, 409] } },
       // The body is optional (`curl -X POST` with the admin key is enough).
       preValidation: async (request) => {
         request.body ??= {};

@@ -27,7 +27,7 @@ export const exitRoutes: FastifyPluginAsyncTypebox<{ checkout: Checkout; live: L
   app.post(
     '/api/v1/parking/exit',
     {
-      config: { ...access.panel, ...paying },
+      config: { links: 'rebase', ...access.panel, ...paying },
       schema: {
         tags,
         summary:
@@ -49,7 +49,7 @@ export const exitRoutes: FastifyPluginAsyncTypebox<{ checkout: Checkout; live: L
     '/api/v1/parking/tickets/lost',
     {
       // An attendant only: anyone who reads a plate off a car could otherwise withdraw its payment.
-      config: { ...access.attendant, ...paying },
+      config: { links: 'rebase', ...access.attendant, ...paying },
       schema: {
         tags,
         summary: 'Lost ticket: find the vehicle by plate, mark the ticket LOST, charge the lost-ticket fee',
@@ -69,7 +69,7 @@ export const exitRoutes: FastifyPluginAsyncTypebox<{ checkout: Checkout; live: L
   app.get(
     '/api/v1/parking/tickets/:ticketId',
     {
-      config: { ...access.public, openapi: { problems: [404] } },
+      config: { links: 'rebase', ...access.public, openapi: { problems: [404] } },
       schema: {
         tags,
         summary: 'A ticket with its current payment',
@@ -84,7 +84,7 @@ export const exitRoutes: FastifyPluginAsyncTypebox<{ checkout: Checkout; live: L
   app.get(
     '/api/v1/parking/tickets/:ticketId/events',
     {
-      config: { ...access.public, openapi: { problems: [404] } },
+      config: { links: 'rebase', ...access.public, openapi: { problems: [404] } },
       schema: {
         tags,
         summary:
@@ -101,7 +101,7 @@ export const exitRoutes: FastifyPluginAsyncTypebox<{ checkout: Checkout; live: L
   app.post(
     '/api/v1/parking/tickets/:ticketId/refund',
     {
-      config: { ...access.admin, openapi: { problems: [404, 409] } },
+      config: { links: 'rebase', ...access.admin, openapi: { problems: [404, 409] } },
       schema: {
         tags,
         summary: 'Refund the completed payment of a ticket',

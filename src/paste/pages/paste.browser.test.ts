@@ -94,3 +94,160 @@ test('a password-protected paste asks for the password in the browser', { skip }
   await screenshot(page, 'paste-password');
   await page.close();
 });
+
+const VIEWPORTS = [
+  { name: 'desktop', width: 1280, height: 800 },
+  { name: 'phone', width: 390, height: 844 },
+];
+
+async function api<T>(path: string, init: RequestInit = {}): Promise<T> {
+  const response = await fetch(`${suite.server.url}${path}`, init);
+  const text = await response.text();
+  assert.ok(response.ok, `${path}: ${response.status} ${text}`);
+  return JSON.parse(text) as T;
+}
+
+/** The page is no wider than the viewport (nothing to scroll sideways on a phone). */
+async function assertFits(page: import('playwright-core').Page, what: string) {
+  const sizes = await page.evaluate(() => ({
+    page: document.documentElement.scrollWidth,
+    viewport: innerWidth,
+  }));
+  assert.ok(
+    sizes.page <= sizes.viewport,
+    `${what}: ${sizes.page} px wide in a ${sizes.viewport} px viewport`,
+  );
+}
+
+for (const viewport of VIEWPORTS) {
+  test(`at ${viewport.width}×${viewport.height}: Ctrl+Enter creates, a reload creates nothing, the delete button deletes, nothing overflows`, {
+    skip,
+  }, async () => {
+    const user = await api<{ api_key: string }>('/api/v1/users', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: `browser-${viewport.name}-${Date.now()}@example.test` }),
+    });
+    const mine = async () =>
+      (
+        await api<{ pastes: { short_url: string }[] }>('/api/v1/users/me/pastes', {
+          headers: { authorization: `Bearer ${user.api_key}` },
+        })
+      ).pastes;
+    const context = await suite.browser.newContext({
+      viewport: { width: viewport.width, height: viewport.height },
+    });
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+
+    await page.goto(`${suite.server.url}/paste`);
+    await page.fill('input[name="api_key"]', user.api_key);
+    await page.fill('textarea[name="content"]', 'sent with the keyboard\n');
+    await assertFits(page, `paste-form@${viewport.name}`);
+    await screenshot(page, `paste-form-filled-${viewport.name}`);
+    // Ctrl+Enter from the text area sends the form (no click).
+    await Promise.all([
+      page.waitForURL(/\/[0-9A-Za-z]{6}\/created$/),
+      page.press('textarea', 'Control+Enter'),
+    ]);
+    const createdUrl = page.url();
+    assert.match((await page.locator('.delete-token').textContent()) ?? '', /^dt_/);
+    await assertFits(page, `paste-created@${viewport.name}`);
+    await screenshot(page, `paste-created-${viewport.name}`);
+    assert.equal((await mine()).length, 1);
+
+    // A reload (twice) shows the same page and creates nothing: the answer to the POST was a redirect.
+    for (let i = 0; i < 2; i++) {
+      const reloaded = await page.reload();
+      assert.equal(reloaded?.status(), 200);
+      assert.equal(reloaded?.request().method(), 'GET');
+      assert.equal(await page.locator('h1').textContent(), 'Paste created');
+    }
+    assert.equal((await mine()).length, 1, 'still one paste after two reloads');
+    const shortUrl = (await mine())[0].short_url;
+    assert.equal(createdUrl, `${suite.server.url}/${shortUrl}/created`);
+
+    // ⌘+Enter does the same for Mac users.
+    await page.goto(`${suite.server.url}/paste`);
+    await page.fill('input[name="api_key"]', user.api_key);
+    await page.fill('textarea[name="content"]', 'sent with cmd+enter\n');
+    await Promise.all([page.waitForURL(/\/created$/), page.press('textarea', 'Meta+Enter')]);
+    assert.equal((await mine()).length, 2);
+
+    // The delete button of "Paste created" deletes that paste; its link then says so.
+    await Promise.all([page.waitForLoadState('load'), page.click('form.delete-form button')]);
+    assert.equal(await page.locator('h1').textContent(), 'Paste deleted');
+    await assertFits(page, `paste-deleted@${viewport.name}`);
+    await screenshot(page, `paste-deleted-${viewport.name}`);
+    assert.equal((await mine()).length, 1);
+
+    // The paste page's delete form: the owner's API key works there.
+    await page.goto(`${suite.server.url}/${shortUrl}`);
+    await page.click('details.delete summary');
+    await assertFits(page, `paste-view-delete-open@${viewport.name}`);
+    await screenshot(page, `paste-view-delete-${viewport.name}`);
+    await page.fill('details.delete input[name="token"]', user.api_key);
+    await Promise.all([page.waitForLoadState('load'), page.click('details.delete button')]);
+    assert.equal(await page.locator('h1').textContent(), 'Paste deleted');
+    assert.equal((await mine()).length, 0);
+    const gone = await page.goto(`${suite.server.url}/${shortUrl}`);
+    assert.equal(gone?.status(), 410);
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  test(`at ${viewport.width}×${viewport.height}: Raw and Download of a password paste after unlocking it`, {
+    skip,
+  }, async () => {
+    const text =
+      'line one\nline two with a very long word: supercalifragilisticexpialidocious-and-then-some-more\n';
+    const { short_url: shortUrl } = await api<{ short_url: string }>('/api/v1/paste', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ content: text, password: 'open sesame' }),
+    });
+    const context = await suite.browser.newContext({
+      viewport: { width: viewport.width, height: viewport.height },
+      acceptDownloads: true,
+    });
+    const page = await context.newPage();
+    await page.goto(`${suite.server.url}/${shortUrl}`);
+    await assertFits(page, `paste-unlock@${viewport.name}`);
+    await page.fill('input[name="password"]', 'open sesame');
+    await Promise.all([
+      page.waitForURL(`${suite.server.url}/${shortUrl}`),
+      page.click('button[type="submit"]'),
+    ]);
+    await page.waitForSelector('#paste-code');
+    assert.ok(!page.url().includes('sesame'), 'the password is in no URL');
+    await assertFits(page, `paste-view-unlocked@${viewport.name}`);
+    await screenshot(page, `paste-unlocked-${viewport.name}`);
+    // A reload keeps it open (the unlock cookie), without asking again or resending the form.
+    const reloaded = await page.reload();
+    assert.equal(reloaded?.status(), 200);
+    await page.waitForSelector('#paste-code');
+
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('a.download')]);
+    assert.equal(download.suggestedFilename(), `${shortUrl}.txt`);
+    const { readFile } = await import('node:fs/promises');
+    assert.equal(await readFile((await download.path()) ?? '', 'utf8'), text);
+
+    const raw = await page.goto(`${suite.server.url}/${shortUrl}/raw`);
+    assert.equal(raw?.status(), 200);
+    assert.equal(await raw?.text(), text);
+    assert.ok(!page.url().includes('sesame'));
+    // Another browser (no cookie) is asked for the password again.
+    const stranger = await fetch(`${suite.server.url}/${shortUrl}/raw`);
+    assert.equal(stranger.status, 401);
+    await context.close();
+  });
+}
+
+test('/favicon.ico is an image, not a "Paste not found" page', { skip }, async () => {
+  const page = await suite.browser.newPage();
+  const icon = await page.request.get(`${suite.server.url}/favicon.ico`);
+  assert.equal(icon.status(), 200);
+  assert.match(icon.headers()['content-type'] ?? '', /^image\//);
+  await page.close();
+});

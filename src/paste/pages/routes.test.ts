@@ -23,6 +23,31 @@ const form = (url: string, fields: Record<string, string>, remoteAddress = fresh
     remoteAddress,
   });
 
+/** The cookies an answer set, as the browser sends them back (`name=value; …`). */
+function cookiesOf(response: { headers: Record<string, unknown> }, jar: Record<string, string> = {}) {
+  for (const line of [response.headers['set-cookie'] ?? []].flat()) {
+    const [pair] = String(line).split(';');
+    const index = pair.indexOf('=');
+    jar[pair.slice(0, index)] = pair.slice(index + 1);
+  }
+  return jar;
+}
+const cookieHeader = (jar: Record<string, string>) =>
+  Object.entries(jar)
+    .filter(([, value]) => value !== '')
+    .map(([name, value]) => `${name}=${value}`)
+    .join('; ');
+
+/** What a browser does with a 303: GET its Location with the cookies the answer set. */
+function follow(response: Awaited<ReturnType<typeof form>>, headers: Record<string, string> = {}) {
+  assert.equal(response.statusCode, 303, response.body);
+  return t.app.inject({
+    method: 'GET',
+    url: String(response.headers.location),
+    headers: { accept: BROWSER_ACCEPT, cookie: cookieHeader(cookiesOf(response)), ...headers },
+  });
+}
+
 const TYPESCRIPT = `export function greet(name: string): string {
   // say hello
   return \`Hello, \${name}!\`;
@@ -49,8 +74,11 @@ describe('the create form', () => {
   });
 
   test('submitting it creates the paste and shows its link and delete token', async () => {
-    const response = await form('/', { content: TYPESCRIPT, syntax: 'typescript', expires_in: '3600' });
-    assert.equal(response.statusCode, 201, response.body);
+    const posted = await form('/', { content: TYPESCRIPT, syntax: 'typescript', expires_in: '3600' });
+    assert.match(String(posted.headers.location), /^\/[0-9A-Za-z]{6}\/created$/);
+    assert.doesNotMatch(String(posted.headers.location), /dt_/, 'no delete token in the URL');
+    const response = await follow(posted);
+    assert.equal(response.statusCode, 200, response.body);
     const link = /class="paste-url" href="http:\/\/localhost:3000\/([0-9A-Za-z]{6})"/.exec(response.body);
     assert.ok(link, response.body);
     assert.match(response.body, /class="delete-token">dt_[\w-]+</);
@@ -78,7 +106,7 @@ describe('the create form', () => {
       assert.equal(refused.statusCode, 400);
     }
     const created = await form('/', { content: 'after thirty mistakes' }, ip);
-    assert.equal(created.statusCode, 201, created.body);
+    assert.equal(created.statusCode, 303, created.body);
     assert.match(String(created.headers.ratelimit), /r=29/);
   });
 });
@@ -96,8 +124,9 @@ describe('the paste page', () => {
       headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' },
       payload: 'password=pw',
     });
-    assert.equal(read.statusCode, 200);
-    assert.match(read.body, /behind a proxy/);
+    const shown = await follow(read, headers);
+    assert.equal(shown.statusCode, 200);
+    assert.match(shown.body, /behind a proxy/);
   });
 
   test('is highlighted server-side, with line numbers, copy, raw and download, and no inline script', async () => {
@@ -187,8 +216,10 @@ describe('the paste page', () => {
     assert.equal(wrong.statusCode, 401);
     assert.match(wrong.body, /role="alert">Wrong password/);
     const right = await form(`/${short_url}`, { password: 's3cret' });
-    assert.equal(right.statusCode, 200);
-    assert.match(right.body, /hidden text/);
+    assert.equal(right.headers.location, `/${short_url}`);
+    const shown = await follow(right);
+    assert.equal(shown.statusCode, 200);
+    assert.match(shown.body, /hidden text/);
   });
 
   test('a burn-after-read paste is not burned by opening the link; the button shows and burns it', async () => {

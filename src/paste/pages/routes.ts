@@ -16,6 +16,8 @@ import type { PasteReads } from '../reads.ts';
 import { sendRaw } from '../routes.ts';
 import { CreatePasteQuery, homeCreateBody, problems } from '../schemas.ts';
 import type { CreateInput, PasteService } from '../service.ts';
+import type { PageCookies } from './cookies.ts';
+import { pasteManageRoutes } from './manage.ts';
 import {
   ENCRYPTED_SCRIPTS,
   ENCRYPTED_STYLES,
@@ -50,7 +52,7 @@ interface FormFields {
 export interface PastePagesOptions {
   pastes: PasteService;
   reads: PasteReads;
-  baseUrl: string;
+  cookies: PageCookies;
 }
 
 /**
@@ -59,7 +61,7 @@ export interface PastePagesOptions {
  * fields' types are declared on each route.
  */
 export const pastePageRoutes: FastifyPluginAsyncTypebox<PastePagesOptions> = async (app, options) => {
-  const { pastes, reads, baseUrl } = options;
+  const { pastes, reads, cookies } = options;
   serveStatic(app, 'paste', new URL('./static/', import.meta.url));
   const hide = { schema: { hide: true } };
   // Pages are public; a paste page also answers its owner's key (Authorization: Bearer pk_…),
@@ -75,7 +77,7 @@ export const pastePageRoutes: FastifyPluginAsyncTypebox<PastePagesOptions> = asy
       expiries: EXPIRY_CHOICES,
       values,
       error,
-      baseUrl,
+      origin: reply.request.publicOrigin,
       // The form can encrypt in the browser (static/encrypted.js).
       styles: ENCRYPTED_STYLES,
       scripts: ENCRYPTED_SCRIPTS,
@@ -133,12 +135,9 @@ export const pastePageRoutes: FastifyPluginAsyncTypebox<PastePagesOptions> = asy
     try {
       const owner = await formOwner(fields.api_key);
       const created = await spendAndCreate(pastes, request, reply, formInput(fields), owner);
-      return reply.code(201).page('/paste/pages/created', {
-        title: 'Paste created',
-        created,
-        styles: STYLES,
-        scripts: SCRIPTS,
-      });
+      // POST/redirect/GET: a reload of the answer shows it again and creates nothing (cookies.ts).
+      cookies.setCreated(request, reply, created);
+      return reply.redirect(`/${created.short_url}/created`, 303);
     } catch (error) {
       if (!(error instanceof AppError) || error.status >= 500) throw error;
       for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
@@ -160,6 +159,8 @@ export const pastePageRoutes: FastifyPluginAsyncTypebox<PastePagesOptions> = asy
     // A GET never burns (browsers prefetch, bots preview): a burn-after-read paste takes a deliberate POST.
     return readPage(options, request, reply, shortUrl, { preview: true });
   });
+
+  await app.register(pasteManageRoutes, options);
 
   app.post<{ Params: { short_url: string }; Body: { password?: unknown } | undefined }>(
     '/:short_url',
@@ -189,7 +190,9 @@ export const pastePageRoutes: FastifyPluginAsyncTypebox<PastePagesOptions> = asy
       return reply
         .header('cache-control', 'no-store')
         .type('text/plain; charset=utf-8')
-        .send(`This paste is deleted after it is read once. Read it with: curl ${baseUrl}/${shortUrl}/raw\n`);
+        .send(
+          `This paste is deleted after it is read once. Read it with: curl ${request.publicOrigin}/${shortUrl}/raw\n`,
+        );
     }
     if (!isPreview(request)) reads.countView(outcome.entry);
     return sendRaw(request, reply, outcome.entry, false);
@@ -212,24 +215,35 @@ export const pastePageRoutes: FastifyPluginAsyncTypebox<PastePagesOptions> = asy
  * burn-after-read paste), the password form, or the 404/410 page.
  */
 async function readPage(
-  { pastes, reads }: Pick<PastePagesOptions, 'pastes' | 'reads'>,
+  { pastes, reads, cookies }: PastePagesOptions,
   request: FastifyRequest,
   reply: FastifyReply,
   shortUrl: string,
   options: { password?: string; preview?: boolean },
 ) {
   try {
-    const reader = readerOf(request, options.password);
+    const reader = readerOf(request, options.password, cookies.unlocked(request, shortUrl));
     const outcome = await pastes.read(shortUrl, {
       ...reader,
       preview: reader.preview || options.preview === true,
     });
     if (outcome.kind === 'preview')
       return reply.page('/paste/pages/unlock', pageData(outcome.entry, { burn: true }));
-    if (outcome.entry.paste.burn_after_read) {
+    const { paste } = outcome.entry;
+    if (paste.burn_after_read) {
       return viewPage(reads, reply.header('cache-control', 'no-store'), outcome.entry, { burned: true });
     }
-    return viewPage(reads, reply.header('cache-control', 'private, no-store'), outcome.entry);
+    if (paste.password_hash !== null && options.password !== undefined) {
+      // The right password: proven for this paste in this browser for a while, so the page
+      // (reloaded), Raw and Download open without it; and the POST is not left to be resent.
+      cookies.setUnlocked(request, reply, shortUrl);
+      return reply.redirect(`/${shortUrl}`, 303);
+    }
+    // An unlocked paste's Raw and Download answer to the unlock cookie; a private one's only to its
+    // owner's key, which a browser's link does not send.
+    return viewPage(reads, reply.header('cache-control', 'private, no-store'), outcome.entry, {
+      rawLinks: !paste.is_private,
+    });
   } catch (error) {
     if (!(error instanceof AppError)) throw error;
     for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);

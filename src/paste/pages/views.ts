@@ -14,7 +14,7 @@ export function viewPage(
   reads: PasteReads,
   reply: FastifyReply,
   entry: LocalEntry,
-  extra: { burned?: boolean } = {},
+  extra: { burned?: boolean; rawLinks?: boolean } = {},
 ) {
   // Never highlighted: the server has only the envelope; the page's script decrypts it.
   if (entry.paste.encryption) return reply.page('/paste/pages/encrypted', pageData(entry, extra));

@@ -1,6 +1,13 @@
+import { readFileSync } from 'node:fs';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import type { FastifyContextConfig, FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
+import type {
+  FastifyContextConfig,
+  FastifyInstance,
+  FastifyRequest,
+  FastifySchema,
+  RouteOptions,
+} from 'fastify';
 import type { SecurityScheme } from '../auth/access.ts';
 import { ProblemSchema } from './problem.ts';
 
@@ -70,7 +77,10 @@ const PROBLEM_DESCRIPTIONS: Record<number, string> = {
 };
 
 export interface OpenApiOptions {
+  /** The server of the document as built (scripts lint it and generate clients from it). */
   baseUrl: string;
+  /** `BASE_URL` when it is set: the one server; otherwise the address each request used. */
+  publicBaseUrl?: string;
   securitySchemes: Record<string, SecurityScheme>;
   /** Every tag an operation may carry, with what it groups (the document lists the ones in use). */
   tags: readonly ApiTag[];
@@ -97,6 +107,7 @@ export async function registerOpenApi(app: FastifyInstance, options: OpenApiOpti
         license: { name: 'UNLICENSED' },
         contact: { name: 'Four Services maintainers' },
       },
+      // Replaced per request (serversFor): the address in use, so "Try it out" stays same-origin.
       servers: [{ url: options.baseUrl, description: 'This deployment (BASE_URL)' }],
       tags: [...options.tags],
       components: { securitySchemes: options.securitySchemes, schemas: { Problem: ProblemSchema } },
@@ -105,11 +116,67 @@ export async function registerOpenApi(app: FastifyInstance, options: OpenApiOpti
     transformObject: (document) =>
       'openapiObject' in document ? describeOperations(document.openapiObject) : document.swaggerObject,
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: false });
+  app.addHook('onRoute', cacheDocsAssets);
+  const withServers = (document: Record<string, unknown>, request: FastifyRequest) => ({
+    ...document,
+    servers: serversFor(request, options.publicBaseUrl),
+  });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    staticCSP: false,
+    transformSpecification: withServers,
+    // withServers copies the one level it changes; the document itself is never modified.
+    transformSpecificationClone: false,
+    theme: {
+      title: 'API docs · Four Services',
+      css: [{ filename: 'docs.css', content: DOCS_THEME.css }],
+      js: [{ filename: 'docs.js', content: DOCS_THEME.js }],
+    },
+  });
   // Public, so tools on other origins (an API explorer, a client generator) may fetch it.
-  app.get('/openapi.json', { config: { access: { public: true } }, schema: { hide: true } }, async () =>
-    app.swagger(),
+  app.get(
+    '/openapi.json',
+    { config: { access: { public: true } }, schema: { hide: true } },
+    async (request) => withServers(app.swagger() as unknown as Record<string, unknown>, request),
   );
+}
+
+/** The document's one server: BASE_URL when set, otherwise the origin the document was fetched from. */
+function serversFor(request: FastifyRequest, publicBaseUrl: string | undefined) {
+  return publicBaseUrl === undefined
+    ? [
+        {
+          url: request.publicOrigin,
+          description: 'This deployment (the address this document was read from)',
+        },
+      ]
+    : [{ url: publicBaseUrl, description: 'This deployment (BASE_URL)' }];
+}
+
+/** Our additions to Swagger UI's page: a way back to the app, and styles that pass axe's contrast checks. */
+const DOCS_THEME = {
+  css: readFileSync(new URL('../pages/static/docs.css', import.meta.url), 'utf8'),
+  js: readFileSync(new URL('../pages/static/docs.js', import.meta.url), 'utf8'),
+};
+
+/**
+ * Swagger UI's files (2 MB, the same until the package is upgraded) would be sent with `max-age=0`
+ * by @fastify/static, so every visit revalidated each of them: they are kept a week (ETag still
+ * revalidates after that). The files made from our options (the initializer, the theme) change with
+ * a deploy and are kept an hour.
+ */
+function cacheDocsAssets(route: RouteOptions) {
+  if (!route.url.startsWith('/docs/static/')) return;
+  const vendor = !route.url.includes('/theme/') && !route.url.endsWith('swagger-initializer.js');
+  const cacheControl = vendor ? 'public, max-age=604800' : 'public, max-age=3600';
+  const hooks = route.onSend === undefined ? [] : [route.onSend].flat();
+  route.onSend = [
+    ...hooks,
+    async (_request, reply, payload) => {
+      reply.header('cache-control', cacheControl);
+      return payload;
+    },
+  ];
 }
 
 /** `/api` and `/api/v<n>`: every API path has one, so it names nothing. */

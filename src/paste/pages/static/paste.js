@@ -24,3 +24,14 @@ for (const button of document.querySelectorAll('[data-copy-url], [data-copy-targ
     }, 2000);
   });
 }
+
+// Ctrl+Enter (⌘+Enter on a Mac) in the form sends it, as in most editors and chat boxes;
+// requestSubmit runs the form's own validation first (the text is required).
+for (const form of document.querySelectorAll('form.paste-form')) {
+  form.addEventListener('keydown', (event) => {
+    if (event.key === 'Enter' && (event.ctrlKey || event.metaKey) && !event.isComposing) {
+      event.preventDefault();
+      form.requestSubmit();
+    }
+  });
+}
