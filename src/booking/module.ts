@@ -104,6 +104,7 @@ export const bookingModule = {
       clock,
       log,
       metrics,
+      holdMs: settings.holdMs,
     });
     const bookings = createBookingsService({
       repo: bookingsRepo,

@@ -279,7 +279,16 @@ payForm.addEventListener('submit', async (event) => {
     location.href = `/bookings/${data.booking_id}`;
     return;
   }
-  if (status === 402) return endCheckout(`${data.detail} The seats were released.`, 'bad');
+  if (status === 402 && data.hold_status === 'HELD') {
+    // Declined: the seats stay held until the hold's own end; another card is a new attempt.
+    hold = { ...hold, expires_at: data.hold_expires_at };
+    paymentKey = crypto.randomUUID();
+    tick();
+    say(data.detail, 'bad');
+    document.getElementById('card').focus();
+    return;
+  }
+  if (status === 402) return endCheckout(data.detail, 'bad');
   if (status === 410) return endCheckout(data.detail ?? 'The hold expired.', 'bad');
   // Bad card details and the like: nothing changed, fix and pay again (a new attempt gets a new key).
   paymentKey = crypto.randomUUID();
