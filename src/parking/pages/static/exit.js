@@ -1,5 +1,6 @@
 // Exit panel: ticket (or lost ticket by plate) → amount → pay by card here or on the payment
 // page → gate opens; a failed payment shows the error and the gate stays closed.
+import { cardForm } from '/static/platform/card-form.js';
 import { postJson, problemText, show } from './panel.js';
 
 const root = document.querySelector('[data-exit]');
@@ -101,15 +102,13 @@ lostForm?.addEventListener(
   busy(lostForm, (data) => ask('/api/v1/parking/tickets/lost', { licensePlate: data.get('licensePlate') })),
 );
 
+const card = cardForm(payForm);
 payForm.addEventListener(
   'submit',
-  busy(payForm, async (data) => {
-    const payment = {
-      card_number: String(data.get('card_number')).replace(/\D/g, ''),
-      exp_month: Number(data.get('exp_month')),
-      exp_year: Number(data.get('exp_year')),
-      cvc: String(data.get('cvc')),
-    };
+  busy(payForm, async () => {
+    // The one card form: checked here as the payments API checks it; nothing is sent until right.
+    const payment = card.read();
+    if (!payment) return;
     // A new key per press of "Pay": a retry of the same press (network) is never a second charge.
     const headers = { 'idempotency-key': crypto.randomUUID() };
     // By ticket id for a lost ticket too: it pays the LOST payment the attendant asked for, and
