@@ -87,7 +87,7 @@ function legendPrices() {
     title,
     ...sorted.map((seat) => {
       const item = document.createElement('li');
-      item.dataset.type = seat.seat_type;
+      item.dataset.tier = seat.seat_type;
       item.dataset.price = String(seat.price);
       const sample = document.createElement('span');
       sample.className = `seat sample ${seat.seat_type.toLowerCase()}`;
