@@ -38,6 +38,7 @@ const PUBLIC: Record<string, string> = {
   'GET /api/v1/theaters/{id}': 'catalogue',
   'GET /api/v1/shows/{id}': 'catalogue',
   'GET /api/v1/shows/{id}/seats': 'the seat map: which seats are free, never who holds them',
+  'GET /api/v1/shows/{id}/seats/events': 'the seat map, live: which seats are free, never who holds them',
   'GET /api/v1/parking/availability': 'free spots per floor and type',
   'GET /api/v1/parking/boards': 'the display boards',
   'GET /api/v1/parking/boards/stream': 'the display boards, live',

@@ -116,7 +116,7 @@ const fixtures = {
       payload: { seat_ids: seats },
     });
     assert.equal(response.statusCode, 201, response.body);
-    return response.json() as { hold_id: string; user_id: string };
+    return response.json() as { hold_id: string; user_id: string; show_id: string };
   },
   async booking(userId: string, seat: string) {
     const held = await fixtures.hold(userId, [seat]);
@@ -1169,6 +1169,26 @@ const CASES: Record<string, (c: Context) => Promise<void>> = {
       payload: { seat_ids: ['A2'] },
     });
     assert.ok(userId);
+  },
+  async getShowsByIdSeatsEvents({ call }) {
+    // An endless event stream: its success case is seats/live.test.ts and the seat map's browser test.
+    await call(404, { url: `/api/v1/shows/${missing}/seats/events` });
+  },
+  async getHolds({ call }) {
+    const owner = randomUUID();
+    const held = await fixtures.hold(owner, ['A5']);
+    const listed = await call(200, {
+      url: `/api/v1/holds?show_id=${held.show_id}`,
+      headers: t.asUser(owner),
+    });
+    assert.deepEqual(
+      listed.json().holds.map((hold: { hold_id: string }) => hold.hold_id),
+      [held.hold_id],
+    );
+    const other = await call(200, { url: '/api/v1/holds', headers: t.asUser(randomUUID()) });
+    assert.deepEqual(other.json().holds, [], "another user's holds are not listed");
+    await call(400, { url: '/api/v1/holds?show_id=nope', headers: t.asUser(owner) });
+    await call(401, { url: '/api/v1/holds' });
   },
   async getHoldsById({ call }) {
     const owner = randomUUID();

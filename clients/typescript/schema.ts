@@ -1308,6 +1308,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/shows/{id}/seats/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Server-Sent Events: `seats` with the seat map at once and after every hold, booking and release
+         * @description The same body as GET /api/v1/shows/{id}/seats (held seats show as BOOKED, never whose), pushed whichever process made the change, so a seat map turns seats taken while someone looks at it.
+         *
+         *     Public.
+         */
+        get: operations["getShowsByIdSeatsEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/shows/{id}/hold": {
         parameters: {
             query?: never;
@@ -1324,6 +1346,28 @@ export interface paths {
          *     Caller: a user token.
          */
         post: operations["postShowsByIdHold"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/holds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's live holds (of one show with `show_id`)
+         * @description Holds of the token's user that still hold seats (HELD, not past `expires_at`), oldest first: a reloaded seat map resumes its hold from here, My bookings lists them with their countdown.
+         *
+         *     Caller: a user token.
+         */
+        get: operations["getHolds"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1431,7 +1475,7 @@ export interface paths {
         put?: never;
         /**
          * Book held seats by paying for them (needs an Idempotency-Key header)
-         * @description The hold must be the token's user's (another user's hold → 404). 201 CONFIRMED with `qr_code`; 202 PENDING while the payment gateway has not answered (poll GET /api/v1/bookings/{id}); 402 `payment_declined` (booking FAILED, seats released); 410 `hold_expired`. A second successful payment for the same hold is refunded automatically. The Idempotency-Key is the user's (not the hold's): sent again with the same body it replays the first answer; with another body (another hold included) → 422 `idempotency_key_reused`, nothing booked or charged. Another user's same key is their own request.
+         * @description The hold must be the token's user's (another user's hold → 404). 201 CONFIRMED with `qr_code`; 202 PENDING while the payment gateway has not answered (poll GET /api/v1/bookings/{id}); 402 `payment_declined` (the seats stay held until `hold_expires_at`: pay again with another card and a new Idempotency-Key; no FAILED booking, no notification); 410 `hold_expired`. A second successful payment for the same hold is refunded automatically. The Idempotency-Key is the user's (not the hold's): sent again with the same body it replays the first answer; with another body (another hold included) → 422 `idempotency_key_reused`, nothing booked or charged. Another user's same key is their own request.
          *
          *     Caller: a user token.
          */
@@ -9926,6 +9970,56 @@ export interface operations {
             };
         };
     };
+    getShowsByIdSeatsEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Server-Sent Events */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description The request does not match its schema (validation_failed, malformed_json) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not the caller's (as if it did not exist) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     postShowsByIdHold: {
         parameters: {
             query?: never;
@@ -10072,6 +10166,104 @@ export interface operations {
             };
             /** @description Well-formed but refused */
             422: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests; Retry-After says when to ask again */
+            429: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getHolds: {
+        parameters: {
+            query?: {
+                /** @description UUID */
+                show_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Live holds (HELD, not expired), oldest first */
+                        holds: {
+                            /**
+                             * Format: uuid
+                             * @description UUID
+                             */
+                            hold_id: string;
+                            /**
+                             * Format: uuid
+                             * @description UUID
+                             */
+                            show_id: string;
+                            /**
+                             * Format: uuid
+                             * @description UUID
+                             */
+                            user_id: string;
+                            seats: string[];
+                            /** @enum {unknown} */
+                            status: "HELD" | "BOOKED" | "RELEASED" | "EXPIRED";
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC timestamp
+                             */
+                            expires_at: string;
+                            total_amount: number;
+                            currency: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description The request does not match its schema (validation_failed, malformed_json) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized) */
+            401: {
                 headers: {
                     /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
                     RateLimit?: string;

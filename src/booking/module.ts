@@ -25,6 +25,7 @@ import { createSearchRepository } from './search/repository.ts';
 import { searchRoutes } from './search/routes.ts';
 import { createSearchService } from './search/service.ts';
 import { createHoldBatcher } from './seats/hold-batch.ts';
+import { createSeatsLive, type SeatsLive } from './seats/live.ts';
 import { createSeatsRepository, type SeatsRepository } from './seats/repository.ts';
 import { seatsRoutes } from './seats/routes.ts';
 import { createSeatsService } from './seats/service.ts';
@@ -68,7 +69,9 @@ export const bookingModule = {
     const seatsRepo = seams.seatsRepository?.(safeSeatsRepo, deps) ?? safeSeatsRepo;
     const waitingRoomRepo = createWaitingRoomRepository(deps.database.db);
     const metrics = createBookingMetrics(deps.metrics.registry, () => waitingRoomRepo.waitingTotals());
+    let seatsLive: SeatsLive | undefined;
     const seatsService = createSeatsService({
+      onChange: (showId) => seatsLive?.changed(showId),
       repo: seatsRepo,
       claim: createHoldBatcher(seatsRepo).claim,
       catalogue,
@@ -79,6 +82,7 @@ export const bookingModule = {
       filter: createTakenFilter({ clock, pubsub }),
     });
     const seats = countingHolds(seatsService, metrics);
+    seatsLive = createSeatsLive({ pubsub, sse: deps.sse, log, seatMap: (id) => seatsService.seatMap(id) });
     const waitingRoom = createWaitingRoomService({
       repo: waitingRoomRepo,
       catalogue,
@@ -109,6 +113,7 @@ export const bookingModule = {
       clock,
       log,
       metrics,
+      holdMs: settings.holdMs,
     });
     const bookings = createBookingsService({
       repo: bookingsRepo,
@@ -140,7 +145,7 @@ export const bookingModule = {
         const limits = { settings, limiter: deps.limiter };
         await app.register(catalogueRoutes, { catalogue });
         await app.register(searchRoutes, { search });
-        await app.register(seatsRoutes, { seats, ...limits });
+        await app.register(seatsRoutes, { seats, live: seatsLive, ...limits });
         await app.register(waitingRoomRoutes, { waitingRoom, live, ...limits });
         await app.register(bookingsRoutes, { bookings });
         await app.register(doorRoutes, { door });

@@ -59,8 +59,10 @@ test('declined, then paid with the success card', { skip }, async () => {
   assert.equal(await page.textContent('#pay-amount'), '6.00 USD');
   await screenshot(page, 'payments-page');
   await fill(page, '4242 4242 4242 4241', '13/30', '1');
-  await page.waitForSelector('#pay-errors:not([hidden])');
-  assert.match((await page.textContent('#pay-errors')) ?? '', /card number is not a valid card number/);
+  await page.waitForSelector('#card_number-error:not([hidden])');
+  assert.match((await page.textContent('#card_number-error')) ?? '', /not a valid card number/);
+  assert.match((await page.textContent('#exp-error')) ?? '', /month is 01 to 12/);
+  assert.match((await page.textContent('#cvc-error')) ?? '', /3 digits/);
   await fill(page, '4000 0000 0000 0002');
   await page.waitForSelector('#pay-result[data-tone="bad"]');
   assert.match((await page.textContent('#pay-result')) ?? '', /declined.*try another card/);
@@ -86,3 +88,53 @@ test('a charge that does not answer shows "processing" until the late webhook co
   assert.match((await page.textContent('#pay-result')) ?? '', /Paid/);
   assert.deepEqual(errors, []);
 });
+
+for (const [name, viewport] of Object.entries({
+  desktop: { width: 1280, height: 800 },
+  phone: { width: 390, height: 844 },
+})) {
+  test(`${name}: the card form says what is wrong under each field, in words, before anything is sent`, {
+    skip,
+  }, async () => {
+    const { page, id, errors } = await openPage(true);
+    await page.setViewportSize(viewport);
+    const sent: string[] = [];
+    page.on('request', (request) => {
+      if (request.method() === 'POST') sent.push(request.url());
+    });
+    await page.click('#pay-button');
+    const said = async (field: string) => {
+      const input = page.locator(`#${field}`);
+      const described = ((await input.getAttribute('aria-describedby')) ?? '').split(' ');
+      assert.ok(described.includes(`${field}-error`), `${field}'s error is attached to it`);
+      assert.equal(await input.getAttribute('aria-invalid'), 'true');
+      return (await page.textContent(`#${field}-error`)) ?? '';
+    };
+    assert.equal(await said('card_number'), 'Enter the card number.');
+    assert.equal(await said('exp'), 'Enter the expiry date as MM/YY, e.g. 12/30.');
+    assert.equal(await said('cvc'), 'Enter the security code (CVC).');
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'card_number', 'focus on the first');
+    await screenshot(page, `payments-card-form-empty-${name}`);
+
+    await page.fill('#card_number', '4242 4242 4242 4241');
+    await page.fill('#exp', '01/20');
+    await page.fill('#cvc', '12');
+    await page.click('#pay-button');
+    assert.match(await said('card_number'), /not a valid card number/);
+    assert.equal(await said('exp'), 'This card has expired.');
+    assert.equal(await said('cvc'), 'The security code is 3 digits.');
+    await page.fill('#card_number', '3782 822463 10005');
+    await page.click('#pay-button');
+    assert.equal(await said('cvc'), 'The security code is 4 digits.', 'Amex has 4');
+    assert.deepEqual(sent, [], 'nothing was sent');
+    assert.ok((await page.evaluate(() => document.documentElement.scrollWidth)) <= viewport.width);
+
+    await page.fill('#card_number', '4242 4242 4242 4242');
+    await page.fill('#exp', '12/30');
+    await page.fill('#cvc', '123');
+    await page.click('#pay-button');
+    await page.waitForSelector('#pay-result[data-tone="ok"]');
+    assert.equal((await api.get(id))?.status, 'COMPLETED');
+    assert.deepEqual(errors, []);
+  });
+}

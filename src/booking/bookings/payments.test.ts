@@ -265,24 +265,67 @@ describe('a successful payment', () => {
 });
 
 describe('a failed payment', () => {
-  test('declined: 402, booking FAILED, hold released and seats bookable; the user is told', async () => {
+  test('declined: 402, the hold stays until it ends, another card books the same seats; no FAILED booking, no e-mail', async () => {
     const held = await freshHold();
+    const holdBefore = (
+      await t.app.inject({ url: `/api/v1/holds/${held.hold_id}`, headers: t.asUser(held.user_id) })
+    ).json();
     const response = await book(t, held, TEST_CARDS.declined);
     const body = assertProblem(response, 402, 'payment_declined');
     // The problem's own members say what the problem is; the booking's state rides beside them.
     assert.equal(body.status, 402);
     assert.equal(body.type, '/problems/payment_declined');
-    assert.equal(body.booking_status, 'FAILED');
     assert.equal(body.payment_status, 'FAILED');
     assert.equal(body.extensions, undefined, 'no member of its own was moved aside');
     assert.equal(body.failure_code, 'card_declined');
-    assert.equal((await booking(body.booking_id, held.user_id)).status, 'FAILED');
-    assert.equal(await holdStatus(held), 'RELEASED');
+    assert.equal(body.hold_id, held.hold_id);
+    assert.equal(body.hold_status, 'HELD');
+    // The hold ends when it would have without the attempt (the attempt extended it meanwhile).
+    assert.equal(body.hold_expires_at, holdBefore.expires_at);
+    assert.equal(await holdStatus(held), 'HELD');
+    const seats = await seatStatus(t.app, showId);
+    for (const label of held.seats) assert.notEqual(seats[label], 'AVAILABLE');
+    const mine = await t.app.inject({
+      url: `/api/v1/users/${held.user_id}/bookings`,
+      headers: t.asUser(held.user_id),
+    });
+    assert.deepEqual(
+      mine.json().bookings.map((b: { status: string }) => b.status),
+      [],
+      'a declined attempt is no booking of the user',
+    );
+    assert.equal((await payments.get(body.payment_id))?.status, 'FAILED', 'the attempt is a failed payment');
+
+    const retried = await book(t, held, TEST_CARDS.success);
+    assert.equal(retried.statusCode, 201, retried.body);
+    assert.deepEqual(retried.json().seats, held.seats);
+    assert.equal(retried.json().status, 'CONFIRMED');
+    assert.equal(retried.json().booking_id, body.booking_id);
+    assert.equal(
+      (
+        await t.app.inject({ url: `/api/v1/users/${held.user_id}/bookings`, headers: t.asUser(held.user_id) })
+      ).json().bookings.length,
+      1,
+    );
+    assert.ok(!t.notify.ofType('booking_cancelled').some((n) => n.data.booking_id === body.booking_id));
+    assert.ok(t.notify.ofType('booking_confirmed').some((n) => n.data.booking_id === body.booking_id));
+  });
+
+  test('declined cards only: when the hold runs out the seats go back on sale, silently and unlisted (clock)', async () => {
+    const held = await freshHold();
+    const body = assertProblem(await book(t, held, TEST_CARDS.declined), 402, 'payment_declined');
+    assertProblem(await book(t, held, TEST_CARDS.declined), 402, 'payment_declined');
+    t.clock.advance(10 * 60_000);
+    assert.ok(await t.app.platform.scheduler.runTick('booking.sweep', t.clock.now()));
     const seats = await seatStatus(t.app, showId);
     for (const label of held.seats) assert.equal(seats[label], 'AVAILABLE');
-    assert.equal((await hold(t, showId, held.seats)).statusCode, 201, 'bookable again');
     assertProblem(await book(t, held, TEST_CARDS.success), 410, 'hold_expired');
-    assert.ok(t.notify.ofType('booking_cancelled').some((n) => n.data.booking_id === body.booking_id));
+    const mine = await t.app.inject({
+      url: `/api/v1/users/${held.user_id}/bookings`,
+      headers: t.asUser(held.user_id),
+    });
+    assert.equal(mine.json().bookings.length, 0);
+    assert.ok(!t.notify.ofType('booking_cancelled').some((n) => n.data.booking_id === body.booking_id));
   });
 
   test('paying after the hold expired is 410 and charges nothing (clock)', async () => {
@@ -375,13 +418,26 @@ describe('a payment that does not answer', () => {
     );
   });
 
-  test('a failure arriving by webhook fails the booking and releases the seats', async () => {
+  test('a decline arriving by webhook keeps the hold for another card; a retry of it on the hosted page books', async () => {
     const held = await freshHold();
     const pending = (await book(t, held, TEST_CARDS.noAnswer)).json();
     await payments.sandbox.settle(pending.payment_id, 'failed');
-    assert.equal((await booking(pending.booking_id, held.user_id)).status, 'FAILED');
-    assert.equal(await holdStatus(held), 'RELEASED');
-    assert.equal((await seatStatus(t.app, showId))[held.seats[0]], 'AVAILABLE');
+    assert.equal((await booking(pending.booking_id, held.user_id)).status, 'PENDING');
+    assert.equal(await holdStatus(held), 'HELD');
+    assert.notEqual((await seatStatus(t.app, showId))[held.seats[0]], 'AVAILABLE');
+    // The hosted page's retry: the same payment, another card.
+    const paid = await t.app.inject({
+      method: 'POST',
+      url: `/api/v1/payments/${pending.payment_id}/pay`,
+      headers: { 'idempotency-key': randomUUID() },
+      payload: {
+        payment_method: 'CARD',
+        payment_details: { card_number: TEST_CARDS.success, exp_month: 12, exp_year: 2030, cvc: '123' },
+      },
+    });
+    assert.equal(paid.statusCode, 200, paid.body);
+    assert.equal((await booking(pending.booking_id, held.user_id)).status, 'CONFIRMED');
+    assert.equal((await seatStatus(t.app, showId))[held.seats[0]], 'BOOKED');
   });
 });
 

@@ -24,6 +24,15 @@ export type SettleResult =
   /** The booking is not waiting for this payment (paid twice, failed, timed out, cancelled): refund it. */
   | { kind: 'refund'; reason: string; booking: BookingRow; released?: boolean };
 
+/** What settling a failed payment (or a passed deadline) did. */
+export type FailureResult =
+  /** Declined: the booking waits for another card while its hold lasts. */
+  | { kind: 'declined'; booking: BookingRow; holdExpiresAt: Date }
+  /** A charge never answered in time: the booking FAILED, the hold released. */
+  | { kind: 'failed'; booking: BookingRow }
+  /** The hold ended with only declined attempts: FAILED `hold_expired`, seats released. */
+  | { kind: 'lapsed'; booking: BookingRow };
+
 const BOOKING_COLUMNS = [
   'id',
   'hold_id',
@@ -178,6 +187,26 @@ export function createBookingsRepository(database: Db) {
         .selectFrom('booking_bookings')
         .select(BOOKING_COLUMNS)
         .where('user_id', '=', userId)
+        // Not bookings of the user's: a hold whose cards were declined (its live hold is listed
+        // instead), and one that ran out so.
+        .where((eb) =>
+          eb.not(
+            eb.or([
+              eb('status', '=', 'FAILED').and('failure_reason', '=', 'hold_expired'),
+              eb('status', '=', 'PENDING').and(
+                eb.not(
+                  eb.exists(
+                    eb
+                      .selectFrom('booking_payments as p')
+                      .select(sql`1`.as('one'))
+                      .whereRef('p.booking_id', '=', 'booking_bookings.id')
+                      .where('p.status', 'in', ['PENDING', 'COMPLETED']),
+                  ),
+                ),
+              ),
+            ]),
+          ),
+        )
         .orderBy('booking_time', 'desc')
         .limit(limit)
         .execute();
@@ -252,7 +281,8 @@ export function createBookingsRepository(database: Db) {
           .updateTable('booking_payments')
           .set({ status: 'COMPLETED', settled_at: now })
           .where('payment_id', '=', paymentId)
-          .where('status', '=', 'PENDING')
+          // FAILED too: a declined payment may be paid again with another card (hosted page).
+          .where('status', 'in', ['PENDING', 'FAILED'])
           .execute();
         if (booking.status === 'CONFIRMED' && booking.payment_id === paymentId)
           return { kind: 'already_confirmed' };
@@ -290,15 +320,27 @@ export function createBookingsRepository(database: Db) {
     },
 
     /**
-     * A payment failed (declined) or never answered: the booking fails and its hold is released,
-     * unless another payment of the booking is still pending or went through.
+     * A payment failed (declined), or the booking's deadline passed (`paymentId` undefined).
+     *
+     * A decline keeps the hold: the booking stays PENDING with no payment in flight, and the hold
+     * (and the booking's deadline) go back to when the hold ends without a payment
+     * (`holdEndsAt(created_at)`), so another card can be tried until then; the attempt stays
+     * recorded as a FAILED payment. Past that time the hold ends as if it had run out.
+     *
+     * A passed deadline fails the booking and releases the hold. With a charge still outstanding
+     * that is `payment_timeout` (the user is told); with only declined attempts it is
+     * `hold_expired`, a hold that ran out unpaid, which no one is told of and My bookings does not
+     * list (`byUser`).
+     *
+     * Nothing happens while another payment of the booking is pending or went through.
      */
     async settleFailure(
       bookingId: string,
       paymentId: string | undefined,
       reason: string,
       now: Date,
-    ): Promise<BookingRow | undefined> {
+      holdEndsAt: (heldAt: Date) => Date,
+    ): Promise<FailureResult | undefined> {
       return db.transaction().execute(async (tx) => {
         const booking = await lockBooking(tx, bookingId);
         if (booking?.status !== 'PENDING') return undefined;
@@ -312,17 +354,65 @@ export function createBookingsRepository(database: Db) {
             .execute();
           // Not an attempt this booking waits for (e.g. one dropped for bad card details): no effect.
           if (tracked.length === 0) return undefined;
-          const open = await tx
-            .selectFrom('booking_payments')
-            .select(sql<number>`count(*)::int`.as('n'))
-            .where('booking_id', '=', bookingId)
-            .where('status', 'in', ['PENDING', 'COMPLETED'])
-            .executeTakeFirst();
-          if ((open?.n ?? 0) > 0) return undefined;
         }
-        await releaseHoldSeats(tx, booking.hold_id, reason, now);
-        return markFailed(tx, booking.id, reason, now);
+        const open = await tx
+          .selectFrom('booking_payments')
+          .select(sql<number>`count(*)::int`.as('n'))
+          .where('booking_id', '=', bookingId)
+          .where('status', 'in', ['PENDING', 'COMPLETED'])
+          .executeTakeFirst();
+        const inFlight = (open?.n ?? 0) > 0;
+        if (paymentId && inFlight) return undefined;
+        const hold = await tx
+          .selectFrom('booking_holds')
+          .select(['status', 'created_at'])
+          .where('id', '=', booking.hold_id)
+          .forUpdate()
+          .executeTakeFirst();
+        const endsAt = hold ? holdEndsAt(hold.created_at) : now;
+        if (paymentId && hold?.status === 'HELD' && endsAt.getTime() > now.getTime()) {
+          await tx
+            .updateTable('booking_holds')
+            .set({ expires_at: endsAt })
+            .where('id', '=', booking.hold_id)
+            .execute();
+          await tx
+            .updateTable('booking_show_seats as ss')
+            .from('booking_holds as h')
+            .set({ held_until: endsAt })
+            .where('h.id', '=', booking.hold_id)
+            .whereRef('ss.show_id', '=', 'h.show_id')
+            .where((eb) => eb('ss.seat_id', '=', eb.fn.any('h.seat_ids')))
+            .whereRef('ss.hold_id', '=', 'h.id')
+            .where('ss.status', '=', 'HELD')
+            .execute();
+          const row = await tx
+            .updateTable('booking_bookings')
+            .set({ payment_deadline: endsAt, failure_reason: reason })
+            .where('id', '=', booking.id)
+            .returning(BOOKING_COLUMNS)
+            .executeTakeFirstOrThrow();
+          return { kind: 'declined', booking: normalise(row), holdExpiresAt: endsAt };
+        }
+        const ending = paymentId || !inFlight ? 'hold_expired' : reason;
+        await releaseHoldSeats(tx, booking.hold_id, ending, now);
+        return {
+          kind: ending === 'hold_expired' ? 'lapsed' : 'failed',
+          booking: await markFailed(tx, booking.id, ending, now),
+        };
       });
+    },
+
+    /** Another attempt at a PENDING booking: its deadline moves to give the payment its time. */
+    async renewDeadline(bookingId: string, deadline: Date): Promise<Date> {
+      const row = await db
+        .updateTable('booking_bookings')
+        .set((eb) => ({ payment_deadline: eb.fn<Date>('greatest', ['payment_deadline', eb.val(deadline)]) }))
+        .where('id', '=', bookingId)
+        .where('status', '=', 'PENDING')
+        .returning('payment_deadline')
+        .executeTakeFirst();
+      return row?.payment_deadline ?? deadline;
     },
 
     /** PENDING bookings whose payment deadline has passed. */

@@ -37,7 +37,8 @@ export const bookingsRoutes: FastifyPluginAsyncTypebox<{ bookings: BookingsServi
         description:
           "The hold must be the token's user's (another user's hold → 404). " +
           '201 CONFIRMED with `qr_code`; 202 PENDING while the payment gateway has not answered (poll ' +
-          'GET /api/v1/bookings/{id}); 402 `payment_declined` (booking FAILED, seats released); ' +
+          'GET /api/v1/bookings/{id}); 402 `payment_declined` (the seats stay held until `hold_expires_at`: ' +
+          'pay again with another card and a new Idempotency-Key; no FAILED booking, no notification); ' +
           '410 `hold_expired`. A second successful payment for the same hold is refunded automatically. ' +
           "The Idempotency-Key is the user's (not the hold's): sent again with the same body it replays the first " +
           'answer; with another body (another hold included) → 422 `idempotency_key_reused`, nothing booked or ' +

@@ -98,7 +98,8 @@ export function createBookingsService(deps: {
     /**
      * `userId` pays for a hold of theirs (another user's is 404). 201 CONFIRMED; 202 PENDING while
      * the gateway has not answered (the outcome arrives by webhook; after `paymentTimeoutMs` the
-     * booking fails and the seats go back on sale); 402 declined (booking FAILED, hold released);
+     * booking fails and the seats go back on sale); 402 declined (the hold is kept until it ends: another card may be tried; the booking stays
+     * PENDING without a payment in flight and is not listed);
      * 410 hold expired.
      */
     async book(
@@ -133,8 +134,12 @@ export function createBookingsService(deps: {
       if (booking.status === 'CONFIRMED')
         throw err('hold_already_booked', { extras: { booking_id: booking.id } });
       if (booking.status !== 'PENDING') throw err('hold_expired', { extras: { booking_id: booking.id } });
-      // The seats stay this hold's for as long as its payment may take.
-      await seats.extendHold(hold.id, booking.payment_deadline);
+      // The seats stay this hold's for as long as its payment may take (a card tried after a
+      // declined one gets that time again; a decline puts the hold's own end back).
+      const deadline = created
+        ? booking.payment_deadline
+        : await repo.renewDeadline(booking.id, new Date(now.getTime() + settings.paymentTimeoutMs));
+      await seats.extendHold(hold.id, deadline);
       if (input.contact) await notifier.setContact(hold.user_id, input.contact);
 
       // One payment per (booking, Idempotency-Key): a retried request pays the same payment, a new
@@ -147,6 +152,8 @@ export function createBookingsService(deps: {
         description: `${show.movie_title}, ${show.theater_name}: ${booking.seats.join(' ')}`.slice(0, 500),
         idempotencyKey: `booking:${booking.id}:${createHash('sha256').update(idempotencyKey).digest('base64url')}`,
         returnUrl: `/bookings/${booking.id}`,
+        // The hosted page may try another card after a decline; a success after the hold ended is refunded.
+        allowRetry: true,
       });
       await repo.addPayment({
         payment_id: payment.id,
@@ -175,15 +182,24 @@ export function createBookingsService(deps: {
       if (current.status === 'CONFIRMED' || current.status === 'CANCELLED') {
         return { status: 201, booking: await toJson(current, { ticket: true, show }) };
       }
-      if (current.status === 'PENDING') {
+      if (current.status === 'PENDING' && outcome.status !== 'FAILED') {
         return { status: 202, booking: await toJson(current, { ticket: true, show, payment: outcome }) };
       }
       if (outcome.status === 'FAILED') {
+        const held = await seats.findHold(hold.id, userId);
+        const kept = held.status === 'HELD' && held.expires_at.getTime() > clock.now().getTime();
         throw err('payment_declined', {
-          detail: outcome.failureMessage ?? 'The card was declined; the seats were released',
+          detail: `${outcome.failureMessage ?? 'The card was declined'}. ${
+            kept
+              ? `Your seats stay held until ${held.expires_at.toISOString()}: try another card.`
+              : 'The hold has ended.'
+          }`,
           extras: {
             booking_id: current.id,
             booking_status: current.status,
+            hold_id: hold.id,
+            hold_status: kept ? 'HELD' : held.status === 'HELD' ? 'EXPIRED' : held.status,
+            hold_expires_at: held.expires_at.toISOString(),
             failure_code: outcome.failureCode,
             payment_id: outcome.id,
             // Named apart from the problem's numeric `status` (the payments module's 402 says the same).

@@ -26,8 +26,11 @@ export function createSettlement(deps: {
   log: FastifyBaseLogger;
   /** Bookings by how they ended (`booking_bookings_total`). */
   metrics: Pick<BookingMetrics, 'booking'>;
+  /** How long a hold lasts unpaid (BOOKING_HOLD_MINUTES): a declined card leaves it that long. */
+  holdMs: number;
 }) {
   const { repo, seats, catalogue, waitingRoom, notifier, tickets, clock, log, metrics } = deps;
+  const holdEndsAt = (heldAt: Date) => new Date(heldAt.getTime() + deps.holdMs);
 
   /**
    * Asks the payments module for a full refund (idempotent there: refunding a refunded payment
@@ -86,15 +89,18 @@ export function createSettlement(deps: {
       return;
     }
     if (payment.status === 'FAILED') {
-      const booking = await repo.settleFailure(
+      const result = await repo.settleFailure(
         bookingId,
         payment.id,
         payment.failureCode ?? 'payment_failed',
         now,
+        holdEndsAt,
       );
-      if (booking) {
-        metrics.booking('payment_declined');
-        await failed(booking, 'the payment was declined');
+      // A decline is the user's to retry while the hold lasts: nothing ended, no one is told.
+      if (result?.kind === 'declined') metrics.booking('payment_declined');
+      else if (result) {
+        metrics.booking('expired');
+        await seats.seatsChanged(result.booking.show_id);
       }
       return;
     }
@@ -112,10 +118,16 @@ export function createSettlement(deps: {
     async failOverduePayments(now: Date = clock.now()): Promise<number> {
       let count = 0;
       for (const { id } of await repo.overdue(now, 500)) {
-        const booking = await repo.settleFailure(id, undefined, 'payment_timeout', now);
-        if (!booking) continue;
+        const result = await repo.settleFailure(id, undefined, 'payment_timeout', now, holdEndsAt);
+        if (!result) continue;
         count++;
         metrics.booking('expired');
+        const { booking } = result;
+        // A hold that ran out after declined cards only: the user saw each decline, nothing to say.
+        if (result.kind === 'lapsed') {
+          await seats.seatsChanged(booking.show_id);
+          continue;
+        }
         await failed(booking, 'the payment did not complete in time');
         // A charge still outstanding cannot be cancelled; if it succeeds later it is refunded.
         const payments = deps.payments();

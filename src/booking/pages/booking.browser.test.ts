@@ -68,6 +68,8 @@ test('search, pick two seats, hold, pay with the test card, see the QR; another 
   await screenshot(page, 'booking-seatmap-held');
 
   await page.fill('#card', '4242 4242 4242 4242');
+  await page.fill('#exp', '12/30');
+  await page.fill('#cvc', '123');
   await page.click('#pay');
   await page.waitForURL(/\/bookings\/[0-9a-f-]{36}$/);
   const qr = page.locator('img#qr');

@@ -117,6 +117,7 @@ export const pageRoutes: FastifyPluginAsyncTypebox<{
       title: `${info.movie_title} · seats`,
       show: toShow(info),
       holdMinutes: settings.holdMs / 60_000,
+      currency: settings.currency,
       maxSeats: settings.maxSeatsPerHold,
       styles: STYLES,
       scripts: ['/static/booking/seatmap.js'],

@@ -42,6 +42,21 @@ export type SeatStateRow = Pick<
 /** Concurrent holds of one user that keep changing under a claim: after this many tries, it is refused. */
 const MAX_STALE_CLAIMS = 5;
 
+const HOLD_COLUMNS = [
+  'id',
+  'show_id',
+  'user_id',
+  // uuid[] comes back from the drivers as text; text[] as an array.
+  sql<string[]>`seat_ids::text[]`.as('seat_ids'),
+  'seats',
+  'total_minor',
+  'status',
+  'expires_at',
+  'created_at',
+  'released_at',
+  'release_reason',
+] as const;
+
 export function createSeatsRepository(database: Db, options: { limits: HoldLimits }) {
   const db: BookingDb = database.withTables<BookingTables>();
   const { perShow, perUser } = options.limits;
@@ -257,23 +272,23 @@ export function createSeatsRepository(database: Db, options: { limits: HoldLimit
     async findHold(id: string): Promise<HoldRow | undefined> {
       const row = await db
         .selectFrom('booking_holds')
-        .select([
-          'id',
-          'show_id',
-          'user_id',
-          // uuid[] comes back from the drivers as text; text[] as an array.
-          sql<string[]>`seat_ids::text[]`.as('seat_ids'),
-          'seats',
-          'total_minor',
-          'status',
-          'expires_at',
-          'created_at',
-          'released_at',
-          'release_reason',
-        ])
+        .select(HOLD_COLUMNS)
         .where('id', '=', id)
         .executeTakeFirst();
       return row && { ...row, total_minor: Number(row.total_minor) };
+    },
+
+    /** A user's live holds (HELD, not past their end), oldest first; of one show when given. */
+    async liveHolds(userId: string, showId: string | undefined, now: Date): Promise<HoldRow[]> {
+      let query = db
+        .selectFrom('booking_holds')
+        .select(HOLD_COLUMNS)
+        .where('user_id', '=', userId)
+        .where('status', '=', 'HELD')
+        .where('expires_at', '>', now);
+      if (showId) query = query.where('show_id', '=', showId);
+      const rows = await query.orderBy('created_at').limit(100).execute();
+      return rows.map((row) => ({ ...row, total_minor: Number(row.total_minor) }));
     },
 
     /** Releases a HELD hold (user cancelled it, payment failed or timed out); false when not HELD. */

@@ -2,16 +2,27 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { RateLimiter } from '../../platform/ratelimit/index.ts';
 import { bookingUser, ownerScope, perAddress } from '../caller.ts';
 import type { BookingSettings } from '../settings.ts';
-import { Hold, holdRequest, IdParams, Integrity, SeatMap } from './schemas.ts';
+import type { SeatsLive } from './live.ts';
+import {
+  EventStream,
+  Hold,
+  HoldList,
+  HoldListQuery,
+  holdRequest,
+  IdParams,
+  Integrity,
+  SeatMap,
+} from './schemas.ts';
 import type { SeatsService } from './service.ts';
 
 const tags = ['booking'];
 
 export const seatsRoutes: FastifyPluginAsyncTypebox<{
   seats: SeatsService;
+  live: SeatsLive;
   settings: BookingSettings;
   limiter: RateLimiter;
-}> = async (app, { seats, settings, limiter }) => {
+}> = async (app, { seats, live, settings, limiter }) => {
   app.get(
     '/api/v1/shows/:id/seats',
     {
@@ -24,6 +35,24 @@ export const seatsRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request) => seats.seatMap(request.params.id),
+  );
+
+  app.get(
+    '/api/v1/shows/:id/seats/events',
+    {
+      config: { access: { public: true }, openapi: { problems: [404] } },
+      schema: {
+        tags,
+        summary:
+          'Server-Sent Events: `seats` with the seat map at once and after every hold, booking and release',
+        description:
+          'The same body as GET /api/v1/shows/{id}/seats (held seats show as BOOKED, never whose), pushed ' +
+          'whichever process made the change, so a seat map turns seats taken while someone looks at it.',
+        params: IdParams,
+        response: { 200: EventStream },
+      },
+    },
+    async (request, reply) => live.open(request, reply, request.params.id),
   );
 
   app.post(
@@ -60,6 +89,23 @@ export const seatsRoutes: FastifyPluginAsyncTypebox<{
       });
       return reply.code(201).header('location', `/api/v1/holds/${hold.hold_id}`).send(hold);
     },
+  );
+
+  app.get(
+    '/api/v1/holds',
+    {
+      config: { access: { user: true }, openapi: { problems: [] } },
+      schema: {
+        tags,
+        summary: "The caller's live holds (of one show with `show_id`)",
+        description:
+          "Holds of the token's user that still hold seats (HELD, not past `expires_at`), oldest first: " +
+          'a reloaded seat map resumes its hold from here, My bookings lists them with their countdown.',
+        querystring: HoldListQuery,
+        response: { 200: HoldList },
+      },
+    },
+    async (request) => ({ holds: await seats.liveHolds(bookingUser(request), request.query.show_id) }),
   );
 
   app.get(

@@ -68,6 +68,12 @@ export const Hold = Type.Object({
 });
 export type Hold = Static<typeof Hold>;
 
+export const HoldList = Type.Object({
+  holds: Type.Array(Hold, { description: 'Live holds (HELD, not expired), oldest first' }),
+});
+
+export const HoldListQuery = Type.Object({ show_id: Type.Optional(Uuid) }, { additionalProperties: false });
+
 export const Integrity = Type.Object({
   show_id: Uuid,
   double_booked_seats: Type.Integer({ description: 'Seats claimed by more than one live hold or booking' }),
@@ -78,3 +84,12 @@ export const Integrity = Type.Object({
   booked_seats: Type.Integer(),
   live_holds: Type.Integer({ description: 'Holds not expired or released, and bookings' }),
 });
+
+export const EventStream = {
+  description: 'Server-Sent Events',
+  content: {
+    'text/event-stream': {
+      schema: Type.String({ description: '`event: <name>` and `data: <JSON>` blocks' }),
+    },
+  },
+};

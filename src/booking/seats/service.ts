@@ -29,6 +29,8 @@ export function createSeatsService(deps: {
   settings: BookingSettings;
   secret: string;
   filter: TakenFilter;
+  /** Told of every change of a show's seats (live seat maps, `live.ts`). */
+  onChange?: (showId: string) => void;
   /** The arbiter's claim; `hold-batch.ts` groups concurrent claims into one commit. Default: one at a time. */
   claim?: (hold: NewHold, now: Date) => Promise<ClaimResult>;
 }) {
@@ -42,6 +44,7 @@ export function createSeatsService(deps: {
   async function seatsChanged(showId: string): Promise<void> {
     await cache.invalidate(seatsKey(showId));
     await filter.released(showId);
+    deps.onChange?.(showId);
   }
 
   /**
@@ -240,10 +243,17 @@ export function createSeatsService(deps: {
         throw refuse(claim.taken.map((seat) => seat.id));
       }
       await cache.invalidate(seatsKey(showId));
+      deps.onChange?.(showId);
       return toHold({ ...hold, status: 'HELD', released_at: null, release_reason: null }, now);
     },
 
     /** A hold; `owner`: only if it is this user's (staff see every hold). */
+    /** The user's live holds (of one show when given): what a reloaded page or My bookings resumes. */
+    async liveHolds(userId: string, showId?: string): Promise<Hold[]> {
+      const now = clock.now();
+      return (await repo.liveHolds(userId, showId, now)).map((row) => toHold(row, now));
+    },
+
     async getHold(id: string, owner?: string): Promise<Hold> {
       return toHold(await ownHold(id, owner), clock.now());
     },

@@ -91,6 +91,8 @@ test('display boards update live as a car enters at the entry panel and leaves a
   await screenshot(exit, 'parking-exit-amount');
 
   await exit.fill('#card', TEST_CARDS.declined);
+  await exit.fill('#exp', '12/30');
+  await exit.fill('#cvc', '123');
   await exit.click('[data-pay-form] button');
   await exit.locator('[data-result].bad h2').waitFor();
   assert.equal(
@@ -102,6 +104,8 @@ test('display boards update live as a car enters at the entry panel and leaves a
   await screenshot(exit, 'parking-exit-declined');
 
   await exit.fill('#card', '4242 4242 4242 4242');
+  await exit.fill('#exp', '12/30');
+  await exit.fill('#cvc', '123');
   await exit.click('[data-pay-form] button');
   await exit.locator('[data-gate]:not([hidden])').waitFor();
   assert.equal(await exit.locator('[data-result] h2').textContent(), 'Paid — the gate opens');
@@ -120,6 +124,8 @@ test('display boards update live as a car enters at the entry panel and leaves a
   assert.match((await exit.locator('[data-plate]').textContent()) ?? '', /BUS2 · lost ticket/);
   await screenshot(exit, 'parking-exit-lost-ticket');
   await exit.fill('#card', '4242 4242 4242 4242');
+  await exit.fill('#exp', '12/30');
+  await exit.fill('#cvc', '123');
   await exit.click('[data-pay-form] button');
   await exit.locator('[data-gate]:not([hidden])').waitFor();
   await count(boards, 'board-F1', 'LARGE')

@@ -18,15 +18,7 @@ import { CreatePasteQuery, homeCreateBody, problems } from '../schemas.ts';
 import type { CreateInput, PasteService } from '../service.ts';
 import type { PageCookies } from './cookies.ts';
 import { pasteManageRoutes } from './manage.ts';
-import {
-  ENCRYPTED_SCRIPTS,
-  ENCRYPTED_STYLES,
-  missingPage,
-  pageData,
-  SCRIPTS,
-  STYLES,
-  viewPage,
-} from './views.ts';
+import { ENCRYPTED_SCRIPTS, ENCRYPTED_STYLES, missingPage, pageData, viewPage } from './views.ts';
 
 const SHORT_URL = /^[0-9A-Za-z]{1,8}$/;
 const EXPIRY_CHOICES = [

@@ -1,3 +1,4 @@
+import { cardForm } from '/static/platform/card-form.js';
 import { admissionKey, api, identity, money } from './common.js';
 
 /**
@@ -17,6 +18,7 @@ const countdown = document.getElementById('countdown');
 const message = document.getElementById('message');
 const payForm = document.getElementById('pay-form');
 const payButton = document.getElementById('pay');
+const card = cardForm(payForm);
 const { token: userToken } = await identity();
 // Holds, payments and releases are this browser's user's: the token says who that is.
 const auth = { authorization: `Bearer ${userToken}` };
@@ -45,14 +47,55 @@ function say(text, tone = '') {
 async function load() {
   const { ok, data } = await api('GET', `/api/v1/shows/${showId}/seats`);
   if (!ok) return say(data.detail ?? 'Could not load the seats', 'bad');
+  apply(data);
+}
+
+/** A seat map (loaded, or pushed live): picks that someone else took meanwhile are dropped, by name. */
+function apply(data) {
   seats = data.seats;
   document.querySelectorAll('.currency').forEach((el) => {
     el.textContent = data.currency;
   });
+  const lost = [];
   for (const label of [...picked]) {
-    if (seats.find((seat) => seat.seat_id === label)?.status !== 'AVAILABLE') picked.delete(label);
+    if (seats.find((seat) => seat.seat_id === label)?.status !== 'AVAILABLE') {
+      picked.delete(label);
+      lost.push(label);
+    }
+  }
+  if (lost.length > 0 && !hold) {
+    say(`Sorry, ${lost.join(', ')} ${lost.length > 1 ? 'were' : 'was'} just taken by someone else.`, 'bad');
   }
   render();
+  legendPrices();
+}
+
+/** The price tiers of the show (seat type and price) in the legend, not only in tooltips. */
+function legendPrices() {
+  const list = document.getElementById('legend-prices');
+  const tiers = new Map();
+  for (const seat of seats) {
+    const key = `${seat.seat_type}:${seat.price}`;
+    if (!tiers.has(key)) tiers.set(key, seat);
+  }
+  const sorted = [...tiers.values()].sort((a, b) => a.price - b.price);
+  const title = document.createElement('li');
+  title.className = 'legend-title';
+  title.setAttribute('aria-hidden', 'true');
+  title.textContent = 'Prices:';
+  list.replaceChildren(
+    title,
+    ...sorted.map((seat) => {
+      const item = document.createElement('li');
+      item.dataset.tier = seat.seat_type;
+      item.dataset.price = String(seat.price);
+      const sample = document.createElement('span');
+      sample.className = `seat sample ${seat.seat_type.toLowerCase()}`;
+      const name = TYPE_NAMES[seat.seat_type] ?? seat.seat_type.toLowerCase();
+      item.append(sample, ` ${name[0].toUpperCase()}${name.slice(1)} ${money(seat.price)}`);
+      return item;
+    }),
+  );
 }
 
 const TYPE_NAMES = {
@@ -98,8 +141,10 @@ function render() {
     line.append(label);
     for (const seat of list) {
       const button = document.createElement('button');
+      // The user's own held seats read BOOKED on the public map: they are theirs, not taken.
+      const mine = hold?.seats.includes(seat.seat_id);
       const state =
-        seat.status !== 'AVAILABLE' ? 'taken' : picked.has(seat.seat_id) ? 'selected' : 'available';
+        mine || picked.has(seat.seat_id) ? 'selected' : seat.status !== 'AVAILABLE' ? 'taken' : 'available';
       const type = TYPE_NAMES[seat.seat_type] ?? seat.seat_type.toLowerCase();
       button.type = 'button';
       button.className = `seat ${seat.seat_type.toLowerCase()} ${state}`;
@@ -122,6 +167,7 @@ function render() {
       line.append(button);
     }
     const end = label.cloneNode(true);
+    end.classList.add('end');
     end.style.gridColumnStart = String(widest + 2);
     line.append(end);
     return line;
@@ -253,6 +299,8 @@ function endCheckout(text, tone) {
 
 payForm.addEventListener('submit', async (event) => {
   event.preventDefault();
+  const details = card.read();
+  if (!details) return say('Check the card details.', 'bad');
   payButton.disabled = true;
   say('Paying…');
   const form = new FormData(payForm);
@@ -263,12 +311,7 @@ payForm.addEventListener('submit', async (event) => {
     {
       hold_id: hold.hold_id,
       payment_method: 'CARD',
-      payment_details: {
-        card_number: String(form.get('card_number')).replace(/[\s-]/g, ''),
-        exp_month: Number(form.get('exp_month')),
-        exp_year: Number(form.get('exp_year')),
-        cvc: String(form.get('cvc')),
-      },
+      payment_details: details,
       ...(email ? { contact: { email } } : {}),
     },
     { ...auth, 'idempotency-key': paymentKey },
@@ -279,11 +322,25 @@ payForm.addEventListener('submit', async (event) => {
     location.href = `/bookings/${data.booking_id}`;
     return;
   }
-  if (status === 402) return endCheckout(`${data.detail} The seats were released.`, 'bad');
+  if (status === 402 && data.hold_status === 'HELD') {
+    // Declined: the seats stay held until the hold's own end; another card is a new attempt.
+    hold = { ...hold, expires_at: data.hold_expires_at };
+    paymentKey = crypto.randomUUID();
+    tick();
+    say(data.detail, 'bad');
+    document.getElementById('card').focus();
+    return;
+  }
+  if (status === 402) return endCheckout(data.detail, 'bad');
   if (status === 410) return endCheckout(data.detail ?? 'The hold expired.', 'bad');
   // Bad card details and the like: nothing changed, fix and pay again (a new attempt gets a new key).
   paymentKey = crypto.randomUUID();
-  say(data.detail ?? 'The payment did not go through', 'bad');
+  say(
+    card.showApiErrors(data.errors)
+      ? 'Check the card details.'
+      : (data.detail ?? 'The payment did not go through'),
+    'bad',
+  );
 });
 
 document.getElementById('release').addEventListener('click', async () => {
@@ -291,13 +348,34 @@ document.getElementById('release').addEventListener('click', async () => {
   endCheckout('Seats released.', '');
 });
 
-if (app.dataset.hot === 'true' && !admission() && app.dataset.status !== 'CANCELLED') {
+/** The user's live hold of this show, if any: a reload or Back carries on with it. */
+async function liveHold() {
+  const { ok, data } = await api('GET', `/api/v1/holds?show_id=${showId}`, undefined, auth);
+  return ok ? data.holds[0] : undefined;
+}
+
+const resumed = await liveHold();
+if (!resumed && app.dataset.hot === 'true' && !admission() && app.dataset.status !== 'CANCELLED') {
   location.href = `/shows/${showId}/queue`;
 } else {
   await load();
-  // Keep the map fresh while choosing (the seat cache lives 30 s and is dropped on every change).
-  refreshing = setInterval(() => {
-    if (!hold && document.visibilityState === 'visible') load();
-  }, 10_000);
-  addEventListener('pagehide', () => clearInterval(refreshing));
+  if (resumed) resume(resumed);
+  // Live seat status: the server pushes the map after every hold, booking and release of the show
+  // (whoever made it), so seats others take turn taken while you look.
+  const live = new EventSource(`/api/v1/shows/${showId}/seats/events`);
+  live.addEventListener('seats', (event) => {
+    apply(JSON.parse(event.data));
+    map.dataset.live = 'true';
+  });
+  // Should the stream be refused (too many open from one address), read the map now and then.
+  live.addEventListener('error', () => {
+    if (live.readyState !== EventSource.CLOSED || refreshing) return;
+    refreshing = setInterval(() => {
+      if (!hold && document.visibilityState === 'visible') load();
+    }, 10_000);
+  });
+  addEventListener('pagehide', () => {
+    live.close();
+    clearInterval(refreshing);
+  });
 }

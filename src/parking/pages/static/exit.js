@@ -2,6 +2,7 @@
 // (QR of the payment page) → gate opens; a failed payment shows the error and the gate stays
 // closed. The panel serves one driver after another: it clears itself a while after the gate
 // opened, and when left untouched (the next driver never sees the last one's ticket or card).
+import { cardForm } from '/static/platform/card-form.js';
 import { declineText, localTime, postJson, problemText, show } from './panel.js';
 
 const root = document.querySelector('[data-exit]');
@@ -194,15 +195,13 @@ lostForm?.addEventListener(
   busy(lostForm, (data) => ask('/api/v1/parking/tickets/lost', { licensePlate: data.get('licensePlate') })),
 );
 
+const card = cardForm(payForm);
 payForm.addEventListener(
   'submit',
-  busy(payForm, async (data) => {
-    const payment = {
-      card_number: String(data.get('card_number')).replace(/\D/g, ''),
-      exp_month: Number(data.get('exp_month')),
-      exp_year: Number(data.get('exp_year')),
-      cvc: String(data.get('cvc')),
-    };
+  busy(payForm, async () => {
+    // The one card form: checked here as the payments API checks it; nothing is sent until right.
+    const payment = card.read();
+    if (!payment) return;
     // A new key per press of "Pay": a retry of the same press (network) is never a second charge.
     const headers = { 'idempotency-key': crypto.randomUUID() };
     // By ticket id for a lost ticket too: it pays the LOST payment the attendant asked for, and

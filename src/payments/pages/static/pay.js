@@ -1,3 +1,5 @@
+import { cardForm } from '/static/platform/card-form.js';
+
 // The hosted payment page: posts the card to the payments API and shows the outcome.
 // The card number only ever goes to our own API over the page's origin; nothing is kept here.
 const root = document.getElementById('pay');
@@ -7,6 +9,7 @@ const result = document.getElementById('pay-result');
 const errors = document.getElementById('pay-errors');
 const button = document.getElementById('pay-button');
 const paymentId = root.dataset.paymentId;
+const card = form ? cardForm(form) : undefined;
 
 function show(tone, text) {
   result.hidden = false;
@@ -55,24 +58,13 @@ async function waitForOutcome() {
   }
 }
 
-function parseExpiry(value) {
-  const match = /^\s*(\d{1,2})\s*\/\s*(\d{2}|\d{4})\s*$/.exec(value);
-  return match ? { exp_month: Number(match[1]), exp_year: Number(match[2]) } : { exp_month: 0, exp_year: 0 };
-}
-
 form?.addEventListener('submit', async (event) => {
   event.preventDefault();
   showErrors([]);
+  const details = card.read();
+  if (!details) return;
   button.disabled = true;
-  const data = new FormData(form);
-  const body = {
-    payment_method: 'CARD',
-    payment_details: {
-      card_number: String(data.get('card_number') ?? ''),
-      ...parseExpiry(String(data.get('exp') ?? '')),
-      cvc: String(data.get('cvc') ?? ''),
-    },
-  };
+  const body = { payment_method: 'CARD', payment_details: details };
   try {
     const response = await fetch(`/api/v1/payments/${paymentId}/pay`, {
       method: 'POST',
@@ -85,8 +77,9 @@ form?.addEventListener('submit', async (event) => {
     else if (response.status === 402) {
       show('bad', `${answer.detail}.${answer.retry_allowed ? ' You can try another card.' : ''}`);
       if (!answer.retry_allowed) entry.remove();
-    } else if (answer.errors) showErrors(answer.errors);
-    else show('bad', answer.detail ?? 'The payment could not be made.');
+    } else if (answer.errors) {
+      if (!card.showApiErrors(answer.errors)) showErrors(answer.errors);
+    } else show('bad', answer.detail ?? 'The payment could not be made.');
   } catch {
     show('bad', 'The connection failed. Check your network and try again.');
   } finally {

@@ -1,0 +1,59 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, test } from 'node:test';
+import { type BookingTestApp, bookingTestApp, hold, seedShow } from '../../../test/support/booking.ts';
+import { sseEvents } from '../../../test/support/sse-reader.ts';
+import { type App, buildApp } from '../../app.ts';
+import type { SeatMap } from './schemas.ts';
+
+// Two API "processes" on one database and one pub/sub: a hold made through one must turn the
+// seat taken on the seat maps streamed by the other, and its release turn it free again.
+let t: BookingTestApp;
+let other: App;
+let otherUrl: string;
+let showId: string;
+
+before(async () => {
+  t = await bookingTestApp();
+  showId = (await seedShow(t, { multiplier: 1 })).showId;
+  other = await buildApp(t.config, t.adapters, { logger: false, stubs: { notify: t.notify } });
+  await other.listen({ port: 0, host: '127.0.0.1' });
+  otherUrl = `http://127.0.0.1:${(other.server.address() as { port: number }).port}`;
+});
+after(async () => {
+  await other.close();
+  await t.close();
+});
+
+const status = (map: SeatMap, label: string) => map.seats.find((seat) => seat.seat_id === label)?.status;
+
+test('the seat map stream sends the map at once, then after a hold and a release made in another process', async () => {
+  const response = await fetch(`${otherUrl}/api/v1/shows/${showId}/seats/events`);
+  assert.equal(response.status, 200);
+  assert.equal(response.headers.get('content-type'), 'text/event-stream; charset=utf-8');
+  const events = sseEvents(response);
+  const first = await events.until<SeatMap>('seats');
+  assert.equal(status(first, 'A1'), 'AVAILABLE');
+
+  const userId = randomUUID();
+  const held = await hold(t, showId, ['A1', 'A2'], userId);
+  assert.equal(held.statusCode, 201, held.body);
+  const taken = await events.until<SeatMap>('seats', (map) => status(map, 'A1') === 'BOOKED');
+  assert.equal(status(taken, 'A2'), 'BOOKED');
+  assert.ok(!JSON.stringify(taken).includes(userId), 'the map never says who holds a seat');
+
+  const released = await t.app.inject({
+    method: 'DELETE',
+    url: `/api/v1/holds/${held.json().hold_id}`,
+    headers: t.asUser(userId),
+  });
+  assert.equal(released.statusCode, 200, released.body);
+  await events.until<SeatMap>('seats', (map) => status(map, 'A1') === 'AVAILABLE');
+  await events.cancel();
+});
+
+test('the seat map stream of an unknown show is a 404', async () => {
+  const response = await fetch(`${otherUrl}/api/v1/shows/${randomUUID()}/seats/events`);
+  assert.equal(response.status, 404);
+  assert.equal(((await response.json()) as { code: string }).code, 'show_not_found');
+});
