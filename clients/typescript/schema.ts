@@ -11033,6 +11033,18 @@ export interface operations {
                             /** @enum {unknown} */
                             status: "PENDING" | "COMPLETED" | "FAILED";
                         } | null;
+                        /** @description CONFIRMED: what cancelling now would refund (null otherwise) */
+                        cancellation: {
+                            /** @description False once the show has started */
+                            allowed: boolean;
+                            /** @description What cancelling now gives back: all until refund_until, then 0 */
+                            refund_amount: number;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC timestamp
+                             */
+                            refund_until: string;
+                        } | null;
                         /** @description CONFIRMED: the signed ticket token as a QR code (PNG data URL) */
                         qr_code: string | null;
                         ticket_token: string | null;
@@ -11116,6 +11128,18 @@ export interface operations {
                             amount: number;
                             /** @enum {unknown} */
                             status: "PENDING" | "COMPLETED" | "FAILED";
+                        } | null;
+                        /** @description CONFIRMED: what cancelling now would refund (null otherwise) */
+                        cancellation: {
+                            /** @description False once the show has started */
+                            allowed: boolean;
+                            /** @description What cancelling now gives back: all until refund_until, then 0 */
+                            refund_amount: number;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC timestamp
+                             */
+                            refund_until: string;
                         } | null;
                         /** @description CONFIRMED: the signed ticket token as a QR code (PNG data URL) */
                         qr_code: string | null;
@@ -11313,6 +11337,18 @@ export interface operations {
                             /** @enum {unknown} */
                             status: "PENDING" | "COMPLETED" | "FAILED";
                         } | null;
+                        /** @description CONFIRMED: what cancelling now would refund (null otherwise) */
+                        cancellation: {
+                            /** @description False once the show has started */
+                            allowed: boolean;
+                            /** @description What cancelling now gives back: all until refund_until, then 0 */
+                            refund_amount: number;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC timestamp
+                             */
+                            refund_until: string;
+                        } | null;
                         /** @description CONFIRMED: the signed ticket token as a QR code (PNG data URL) */
                         qr_code: string | null;
                         ticket_token: string | null;
@@ -11471,6 +11507,18 @@ export interface operations {
                                 amount: number;
                                 /** @enum {unknown} */
                                 status: "PENDING" | "COMPLETED" | "FAILED";
+                            } | null;
+                            /** @description CONFIRMED: what cancelling now would refund (null otherwise) */
+                            cancellation: {
+                                /** @description False once the show has started */
+                                allowed: boolean;
+                                /** @description What cancelling now gives back: all until refund_until, then 0 */
+                                refund_amount: number;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC timestamp
+                                 */
+                                refund_until: string;
                             } | null;
                             /** @description CONFIRMED: the signed ticket token as a QR code (PNG data URL) */
                             qr_code: string | null;
@@ -11642,6 +11690,18 @@ export interface operations {
                             amount: number;
                             /** @enum {unknown} */
                             status: "PENDING" | "COMPLETED" | "FAILED";
+                        } | null;
+                        /** @description CONFIRMED: what cancelling now would refund (null otherwise) */
+                        cancellation: {
+                            /** @description False once the show has started */
+                            allowed: boolean;
+                            /** @description What cancelling now gives back: all until refund_until, then 0 */
+                            refund_amount: number;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC timestamp
+                             */
+                            refund_until: string;
                         } | null;
                         /** @description CONFIRMED: the signed ticket token as a QR code (PNG data URL) */
                         qr_code: string | null;

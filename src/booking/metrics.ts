@@ -25,9 +25,13 @@ const HOLD_REFUSALS: Record<string, HoldOutcome> = {
   show_cancelled: 'closed',
 };
 
-/** How a booking ended (each booking counted once, at the transition). */
+/**
+ * How a booking went: each ending counted once, at the transition; a declined card is counted per
+ * attempt (the booking stays PENDING with its hold and may still be paid with another card).
+ */
 export type BookingOutcome =
   | 'confirmed'
+  /** A card declined (per attempt; the booking is not over). */
   | 'payment_declined'
   /** The payment did not answer before the booking's payment deadline (the sweeper). */
   | 'expired'
@@ -63,7 +67,7 @@ export function createBookingMetrics(registry: Registry, waitingTotals: () => Pr
   ) as Record<HoldOutcome, ReturnType<typeof holds.labels>>;
   const bookings = new Counter({
     name: 'booking_bookings_total',
-    help: 'Bookings by how they ended: confirmed, payment_declined, expired, seats_released, cancelled',
+    help: 'Bookings by how they ended (confirmed, expired, seats_released, cancelled), and declined card attempts (payment_declined)',
     labelNames: ['outcome'] as const,
     registers,
   });

@@ -50,6 +50,12 @@ describe('POST /api/v1/bookings/{id}/cancel', () => {
   test('before the cutoff: CANCELLED, full refund, seats on sale again, the user told', async () => {
     const { showId } = await seedShow(t, { inMs: 2 * 86_400_000 });
     const booked = await confirmedBooking(showId, ['A1', 'A2']);
+    // The terms the booking page states before asking: all back until 4 h before the show.
+    assert.deepEqual(booked.cancellation, {
+      allowed: true,
+      refund_amount: booked.total_paid,
+      refund_until: new Date(new Date(booked.show.show_time).getTime() - 4 * 3_600_000).toISOString(),
+    });
     const response = await cancel(booked.booking_id, booked.user_id);
     assert.equal(response.statusCode, 200, response.body);
     const body = response.json();
@@ -80,6 +86,8 @@ describe('POST /api/v1/bookings/{id}/cancel', () => {
   test('after the cutoff (4 h before the show): 409 unless the user accepts no refund', async () => {
     const { showId } = await seedShow(t, { inMs: 3 * 3_600_000 });
     const booked = await confirmedBooking(showId, ['B1']);
+    assert.equal(booked.cancellation.refund_amount, 0, 'past the cutoff: nothing back');
+    assert.equal(booked.cancellation.allowed, true);
     const refused = assertProblem(
       await cancel(booked.booking_id, booked.user_id),
       409,

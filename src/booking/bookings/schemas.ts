@@ -73,6 +73,19 @@ export const Booking = Type.Object({
     }),
     Type.Null(),
   ]),
+  cancellation: Type.Union(
+    [
+      Type.Object({
+        allowed: Type.Boolean({ description: 'False once the show has started' }),
+        refund_amount: Type.Number({
+          description: 'What cancelling now gives back: all until refund_until, then 0',
+        }),
+        refund_until: Timestamp,
+      }),
+      Type.Null(),
+    ],
+    { description: 'CONFIRMED: what cancelling now would refund (null otherwise)' },
+  ),
   qr_code: Type.Union([Type.String(), Type.Null()], {
     description: 'CONFIRMED: the signed ticket token as a QR code (PNG data URL)',
   }),

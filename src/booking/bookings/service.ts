@@ -87,8 +87,24 @@ export function createBookingsService(deps: {
         booking.refund_status && booking.refund_minor !== null
           ? { amount: fromMinor(booking.refund_minor), status: booking.refund_status }
           : null,
+      cancellation:
+        booking.status === 'CONFIRMED' ? cancellationTerms(booking, new Date(info.show_time)) : null,
       qr_code: valid ? await tickets.qrCode(booking.id) : null,
       ticket_token: valid ? tickets.token(booking.id) : null,
+    };
+  }
+
+  /**
+   * What cancelling now would give back, so a page can say it before asking: the whole amount until
+   * the cutoff, nothing after it (with `accept_no_refund`), no cancelling once the show started.
+   */
+  function cancellationTerms(booking: BookingRow, showTime: Date) {
+    const now = clock.now().getTime();
+    const cutoff = showTime.getTime() - settings.refundCutoffMs;
+    return {
+      allowed: now < showTime.getTime(),
+      refund_amount: now <= cutoff ? fromMinor(booking.total_minor) : 0,
+      refund_until: new Date(cutoff).toISOString(),
     };
   }
 

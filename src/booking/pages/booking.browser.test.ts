@@ -112,6 +112,30 @@ test('search, pick two seats, hold, pay with the test card, see the QR; another 
   await page.locator('#my-bookings li.card').first().waitFor();
   assert.equal(await page.locator('#my-bookings li.card').count(), 1);
   await screenshot(page, 'booking-my-bookings');
+
+  // Cancelling says what comes back before it is done, in the page's own dialog (no confirm()).
+  const nativeDialogs: string[] = [];
+  page.on('dialog', (dialog) => {
+    nativeDialogs.push(dialog.message());
+    void dialog.dismiss();
+  });
+  await page.goto(bookingUrl);
+  await page.locator('#cancel').click();
+  const dialog = page.locator('#cancel-dialog');
+  await dialog.waitFor({ state: 'visible' });
+  assert.match(
+    (await page.textContent('#cancel-terms')) ?? '',
+    /^You get [\d,.]+ \w{3} back, the whole amount \(refunds end \w+day \d+ \w+ at \d\d:\d\d\)/,
+  );
+  await screenshot(page, 'booking-cancel-dialog');
+  await dialog.getByRole('button', { name: 'Keep my booking' }).click();
+  await dialog.waitFor({ state: 'hidden' });
+  assert.equal(await page.textContent('#booking-status'), 'CONFIRMED');
+  await page.locator('#cancel').click();
+  await dialog.getByRole('button', { name: 'Cancel booking' }).click();
+  await page.locator('#booking-status', { hasText: 'CANCELLED' }).waitFor();
+  assert.match((await page.textContent('#booking-note')) ?? '', /refund of [\d,.]+ \w{3}/);
+  assert.deepEqual(nativeDialogs, [], 'no confirm() or alert()');
   assert.deepEqual(errors, []);
 });
 

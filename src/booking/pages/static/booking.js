@@ -118,17 +118,54 @@ if (booking?.status === 'PENDING') {
   }, 2000);
 }
 
+const cancelDialog = document.getElementById('cancel-dialog');
+let current = booking;
+
+/** The terms of cancelling now, in words: the refund and until when it is due, in the show's zone. */
+function cancelTerms(found) {
+  const terms = found.cancellation;
+  const until = new Date(terms.refund_until).toLocaleString('en-GB', {
+    timeZone: found.show.timezone,
+    weekday: 'long',
+    day: 'numeric',
+    month: 'long',
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+  });
+  return terms.refund_amount > 0
+    ? `You get ${money(terms.refund_amount)} ${found.currency} back, the whole amount (refunds end ${until}). The seats go back on sale.`
+    : `Refunds ended ${until}: cancelling now gives nothing back. The seats go back on sale.`;
+}
+
+/** Opens the dialog; resolves true when the user chose to cancel. */
+function askToCancel(found) {
+  document.getElementById('cancel-terms').textContent = cancelTerms(found);
+  cancelDialog.returnValue = '';
+  cancelDialog.showModal();
+  return new Promise((resolve) =>
+    cancelDialog.addEventListener('close', () => resolve(cancelDialog.returnValue === 'cancel'), {
+      once: true,
+    }),
+  );
+}
+
 cancelButton.addEventListener('click', async () => {
-  if (!confirm('Cancel this booking?')) return;
+  // The terms as of now (the cutoff may have passed since the page loaded).
+  current = (await load()) ?? current;
+  if (current?.status !== 'CONFIRMED' || !current.cancellation?.allowed) return;
+  if (!(await askToCancel(current))) return cancelButton.focus();
   cancelButton.disabled = true;
-  const url = `/api/v1/bookings/${bookingId}/cancel`;
-  let result = await api('POST', url, {}, auth);
-  if (result.status === 409 && result.data.code === 'refund_cutoff_passed') {
-    if (confirm(`${result.data.detail}\n\nCancel without a refund?`)) {
-      result = await api('POST', url, { accept_no_refund: true }, auth);
-    }
-  }
+  const result = await api(
+    'POST',
+    `/api/v1/bookings/${bookingId}/cancel`,
+    current.cancellation.refund_amount > 0 ? {} : { accept_no_refund: true },
+    auth,
+  );
   cancelButton.disabled = false;
-  if (result.ok) return render(result.data);
+  if (result.ok) {
+    render(result.data);
+    return say('The booking is cancelled.', 'ok');
+  }
   say(result.data.detail ?? 'Could not cancel the booking', 'bad');
 });
