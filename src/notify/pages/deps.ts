@@ -76,6 +76,7 @@ export interface PreferencesView {
   push_enabled: boolean;
   sms_enabled: boolean;
   email_enabled: boolean;
+  in_app_enabled?: boolean;
   quiet_hours_start: string | null;
   quiet_hours_end: string | null;
   timezone?: string | null;

@@ -354,6 +354,7 @@ test('preferences form shows the values and saves without JavaScript', async () 
   const page = await t.app.inject({ url: `/notify/users/${USER}/preferences`, headers: { cookie } });
   assert.equal(page.statusCode, 200);
   assert.match(page.body, /name="push_enabled" checked/);
+  assert.match(page.body, /name="in_app_enabled" checked/);
   assert.match(page.body, /name="quiet_hours_start" value="22:00"/);
   assert.match(page.body, /src="\/static\/notify\/preferences.js"/);
   const saved = await t.app.inject({
@@ -371,6 +372,7 @@ test('preferences form shows the values and saves without JavaScript', async () 
       push_enabled: stored.push_enabled,
       sms_enabled: stored.sms_enabled,
       email_enabled: stored.email_enabled,
+      in_app_enabled: stored.in_app_enabled,
       quiet_hours_start: stored.quiet_hours_start,
       quiet_hours_end: stored.quiet_hours_end,
       email: stored.email,
@@ -382,6 +384,7 @@ test('preferences form shows the values and saves without JavaScript', async () 
       push_enabled: false,
       sms_enabled: true,
       email_enabled: false,
+      in_app_enabled: false,
       quiet_hours_start: null,
       quiet_hours_end: null,
       email: 'bo@example.test',

@@ -436,6 +436,7 @@ export function fromForm(body: unknown): PreferencesPatch {
     push_enabled: field('push_enabled') === 'on',
     sms_enabled: field('sms_enabled') === 'on',
     email_enabled: field('email_enabled') === 'on',
+    in_app_enabled: field('in_app_enabled') === 'on',
     quiet_hours_start: text('quiet_hours_start'),
     quiet_hours_end: text('quiet_hours_end'),
     email: text('email'),

@@ -119,6 +119,7 @@ const LABELS: Record<string, string> = {
   push_enabled: 'Push',
   sms_enabled: 'SMS',
   email_enabled: 'E-mail',
+  in_app_enabled: 'In-app feed',
   quiet_hours_start: 'Quiet hours from',
   quiet_hours_end: 'Quiet hours until',
   email: 'E-mail',

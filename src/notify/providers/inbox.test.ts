@@ -209,7 +209,8 @@ test('provider selection is validated once at start', () => {
     NOTIFY_EMAIL_FALLBACK: 'inbox',
     NOTIFY_BREAKER_RESET_MS: '200',
   });
-  assert.deepEqual(settings.primary, { email: 'smtp', push: 'inbox', sms: 'inbox' });
+  // In-app has one provider, the user's feed.
+  assert.deepEqual(settings.primary, { email: 'smtp', push: 'inbox', sms: 'inbox', in_app: 'feed' });
   assert.deepEqual(settings.fallback, { email: 'inbox' });
   assert.equal(settings.breaker.resetTimeoutMs, 200);
 });

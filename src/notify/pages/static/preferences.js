@@ -71,6 +71,7 @@ form.addEventListener('submit', async (event) => {
     push_enabled: data.has('push_enabled'),
     sms_enabled: data.has('sms_enabled'),
     email_enabled: data.has('email_enabled'),
+    in_app_enabled: data.has('in_app_enabled'),
     quiet_hours_start: text('quiet_hours_start'),
     quiet_hours_end: text('quiet_hours_end'),
     email: text('email'),
