@@ -176,6 +176,8 @@ for (const viewport of VIEWPORTS) {
     await screenshot(exit, `parking-kiosk-exit-amount-${size}`);
 
     await exit.fill('#card', '4242 4242 4242 4242');
+    await exit.fill('#exp', '12/30');
+    await exit.fill('#cvc', '123');
     await exit.click('[data-pay-form] button');
     await exit.locator('[data-gate]:not([hidden])').waitFor();
     assert.equal(await exit.locator('[data-result] h2').textContent(), 'Paid — the gate opens');
@@ -215,6 +217,8 @@ for (const viewport of VIEWPORTS) {
     await exit.click('[data-ticket-form] button');
     await exit.locator('[data-due]:not([hidden])').waitFor();
     await exit.fill('#card', '4000 0000');
+    await exit.fill('#exp', '12/30');
+    await exit.fill('#cvc', '123');
     const shown = Date.now();
     await exit.locator('[data-exit][data-state="ready"]').waitFor({ state: 'attached', timeout: 60_000 });
     assert.ok(Date.now() - shown >= 20_000, 'not before the idle time');
