@@ -25,9 +25,10 @@ function link(href, text) {
   return a;
 }
 
-function showLine(show) {
-  const when = new Date(show.show_time).toLocaleString('en-GB', {
-    timeZone: show.timezone,
+/** A moment as the venue's clock says it: "Sunday 29 November at 19:30". */
+function venueTime(iso, timeZone) {
+  return new Date(iso).toLocaleString('en-GB', {
+    timeZone,
     weekday: 'long',
     day: 'numeric',
     month: 'long',
@@ -35,6 +36,10 @@ function showLine(show) {
     minute: '2-digit',
     hourCycle: 'h23',
   });
+}
+
+function showLine(show) {
+  const when = venueTime(show.show_time, show.timezone);
   const time = document.createElement('time');
   time.dateTime = show.show_time;
   time.textContent = when;
@@ -124,15 +129,7 @@ let current = booking;
 /** The terms of cancelling now, in words: the refund and until when it is due, in the show's zone. */
 function cancelTerms(found) {
   const terms = found.cancellation;
-  const until = new Date(terms.refund_until).toLocaleString('en-GB', {
-    timeZone: found.show.timezone,
-    weekday: 'long',
-    day: 'numeric',
-    month: 'long',
-    hour: '2-digit',
-    minute: '2-digit',
-    hourCycle: 'h23',
-  });
+  const until = venueTime(terms.refund_until, found.show.timezone);
   return terms.refund_amount > 0
     ? `You get ${money(terms.refund_amount)} ${found.currency} back, the whole amount (refunds end ${until}). The seats go back on sale.`
     : `Refunds ended ${until}: cancelling now gives nothing back. The seats go back on sale.`;
