@@ -280,6 +280,11 @@ async function check(page: Page, visit: Visit, viewport: string, links: Set<stri
   for (const violation of await axeViolations(page)) {
     problems.push(`${visit.name}@${viewport}: ${describe(violation)}`);
   }
+  // Nothing wider than the screen: what does not fit scrolls inside its own box (seat maps, tables).
+  const width = await page.evaluate(() => document.documentElement.scrollWidth);
+  const screenWidth = page.viewportSize()?.width ?? 0;
+  if (width > screenWidth)
+    problems.push(`${visit.name}@${viewport}: ${width} px wide on a ${screenWidth} px screen`);
   await screenshot(page, `pages-${visit.name}-${viewport}`);
   const origin = new URL(suite.server.url).origin;
   for (const href of await page
@@ -303,7 +308,7 @@ async function check(page: Page, visit: Visit, viewport: string, links: Set<stri
 }
 
 for (const viewport of VIEWPORTS) {
-  test(`every page at ${viewport.width}×${viewport.height}: no serious axe violation, no console error, no broken link`, {
+  test(`every page at ${viewport.width}×${viewport.height}: no serious axe violation, none wider than the screen, no console error, no broken link`, {
     skip,
   }, async () => {
     made ??= makeFixtures();
