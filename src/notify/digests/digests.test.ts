@@ -192,7 +192,9 @@ describe('two instances on one database, one stopped inside the window', () => {
     if (skip) return;
     const clock = createTestClock();
     // One namespace: one schema, one set of streams and keys, as two deployed processes share them.
-    const env = { NAMESPACE: uniqueName('dg') };
+    // 200 sends at once on a loaded CI machine may wait past the default 5 s for a pooled
+    // connection and be shed (503); the race on the window is what is tested, not the shedding.
+    const env = { NAMESPACE: uniqueName('dg'), DATABASE_POOL_WAIT_MS: '60000' };
     one = await notifyTestApp({ workers: true, clock, env });
     two = await notifyTestApp({ workers: true, clock, env });
   });
@@ -213,7 +215,11 @@ describe('two instances on one database, one stopped inside the window', () => {
       users.flatMap((userId) => Array.from({ length: 100 }, (_, n) => event(userId, n, n % 2 ? one : two))),
     );
     for (const response of outcomes)
-      assert.equal(response.json().channels[0].status, 'digested', response.body);
+      assert.equal(
+        response.json().channels?.[0]?.status,
+        'digested',
+        `${response.statusCode} ${response.body}`,
+      );
     // The first instance stops inside the window (its workers, jobs and HTTP; the schema stays).
     await one.app.close();
     one.clock.advance(10 * MINUTE);
