@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { after, before, test } from 'node:test';
-import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
+import { dkimVerify } from 'mailauth';
 import { createTestApp, type TestApp } from '../../../test/support/platform.ts';
 import { type ReceivedMail, startSmtpSink } from '../../../test/support/smtp.ts';
 import type { OutboundMessage } from '../ports.ts';
