@@ -53,7 +53,8 @@ export async function startScenarioApp(
       NATS_URL: scenario.backends?.nats ? BENCH_SERVICES.nats : '',
       ...scenario.env,
     },
-    { cwd: options.cwd },
+    // BENCH_PROFILE_DIR=<dir> makes the app write a CPU profile there when it stops.
+    { cwd: options.cwd, profile: true },
   );
   return {
     base,
