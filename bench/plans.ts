@@ -26,6 +26,9 @@ if (!database) {
   process.exit(2);
 }
 
+/** A scan that reads past this many rows and returns fewer than it reads is flagged. */
+const LARGE_SCAN_ROWS = 10_000;
+
 const MODULES: [RegExp, string][] = [
   [/\b(pastes|paste_contents|paste_users)\b/, 'paste'],
   [/\b(notifications|notification_\w+|notify_\w+)\b/, 'notify'],
@@ -169,9 +172,6 @@ function writeSnapshots(all: Plan[]): void {
     }
   }
 }
-
-/** A scan that reads past this many rows and returns fewer than it reads is flagged. */
-const LARGE_SCAN_ROWS = 10_000;
 
 /**
  * Scans that read many rows to return few (returned plus removed by their filter, times loops):
