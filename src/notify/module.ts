@@ -13,7 +13,7 @@ import { createFeedRepository } from './feed/repository.ts';
 import { feedRoutes } from './feed/routes.ts';
 import { createFeedService, type FeedAnnouncement, feedChannel } from './feed/service.ts';
 import { notifyMigrations } from './migrations/index.ts';
-import { createAccept } from './notifications/accept.ts';
+import { createAccept, IN_PROCESS } from './notifications/accept.ts';
 import { createChannelLimits } from './notifications/limits.ts';
 import { createOutbox, type DeliveryMessage, topicFor } from './notifications/outbox.ts';
 import { createNotifyRepository } from './notifications/repository.ts';
@@ -131,7 +131,7 @@ async function createNotify(deps: PlatformDeps, doubles: NotifyModuleOptions): P
   }
 
   const api: NotifyApi = {
-    send: (request, options) => service.send(request, options),
+    send: (request, options) => service.send(request, { ...options, sender: IN_PROCESS }),
     cancel: (request) => service.cancelByClientId(request.user_id, request.id),
     async setContact(userId, contact) {
       checkContact(userId, contact);

@@ -182,4 +182,12 @@ export const coreMigrations: Migrations = {
         )`.execute(db);
     },
   },
+  '007_notify_sender': {
+    async up(db: Kysely<unknown>) {
+      // Who sent the notification (platform/auth `callerId`: `service:{key name}`, `admin:{name}`,
+      // or `in-process` for another module's NotifyApi.send): a service may cancel only its own.
+      // Rows from before stay null, cancellable by an admin only. No index: it is read with its row.
+      await sql`alter table notifications add column if not exists sent_by text`.execute(db);
+    },
+  },
 };
