@@ -6,6 +6,7 @@ import type { Consumer, Queue } from '../platform/queue/index.ts';
 import { CHANNELS, type Channel, type NotifyApi } from './api.ts';
 import { createDeliveryHandler } from './delivery/handler.ts';
 import { createDigestRepository } from './digests/repository.ts';
+import { digestRetention } from './digests/retention.ts';
 import { digestRoutes } from './digests/routes.ts';
 import { createDigests } from './digests/service.ts';
 import { createLiveFeed } from './feed/live.ts';
@@ -181,7 +182,11 @@ async function createNotify(deps: PlatformDeps, doubles: NotifyModuleOptions): P
       retentionJob(
         'notify.retention',
         '* * * * *',
-        [notificationRetention(db, settings.retentionMs, clock), inboxRetention(db)],
+        [
+          notificationRetention(db, settings.retentionMs, clock),
+          digestRetention(db, settings.retentionMs, clock),
+          inboxRetention(db),
+        ],
         { clock, metrics: deps.metrics },
       ),
     ],
