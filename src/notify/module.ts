@@ -11,6 +11,7 @@ import { digestRoutes } from './digests/routes.ts';
 import { createDigests } from './digests/service.ts';
 import { createLiveFeed } from './feed/live.ts';
 import { createFeedRepository } from './feed/repository.ts';
+import { feedRetention } from './feed/retention.ts';
 import { feedRoutes } from './feed/routes.ts';
 import { createFeedService, type FeedAnnouncement, feedChannel } from './feed/service.ts';
 import { notifyMigrations } from './migrations/index.ts';
@@ -185,6 +186,11 @@ async function createNotify(deps: PlatformDeps, doubles: NotifyModuleOptions): P
         [
           notificationRetention(db, settings.retentionMs, clock),
           digestRetention(db, settings.retentionMs, clock),
+          ...feedRetention(db, {
+            keepMs: settings.feedRetentionMs,
+            archivedKeepMs: settings.feedArchivedRetentionMs,
+            clock,
+          }),
           inboxRetention(db),
         ],
         { clock, metrics: deps.metrics },

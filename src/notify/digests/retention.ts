@@ -45,8 +45,10 @@ export function digestRetention(database: Db, keepMs: number, clock: Clock): Ret
       const old = removable(start(cutoff), cutoff).select('id').orderBy('closed_at').limit(limit);
       const { removed, last } = await db
         .with('old', () => old)
+        // `= any(array(…))`: the items' key is probed per window, where `in` hashed the batch
+        // against the whole items table (the open windows' events).
         .with('items', (q) =>
-          q.deleteFrom('notify_digest_items').where('digest_id', 'in', q.selectFrom('old').select('id')),
+          q.deleteFrom('notify_digest_items').where(sql<boolean>`digest_id = any(array(select id from old))`),
         )
         .with('gone', (q) =>
           q
