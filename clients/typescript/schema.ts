@@ -442,7 +442,7 @@ export interface paths {
         post?: never;
         /**
          * Cancel a notification that is still pending
-         * @description Its `queued` and `scheduled` channels (a `send_at` or quiet hours) become `cancelled` and are never sent; channels already sending or sent stay. 204 also when it was cancelled before; 409 `notification_not_cancellable` when no channel is pending (being sent, sent, or never sent); 404 for an unknown id.
+         * @description Its `queued` and `scheduled` channels (a `send_at` or quiet hours) become `cancelled` and are never sent; channels already sending or sent stay. A service key cancels only the notifications it sent (the key's name as `SERVICE_KEYS` lists it is the sender: a rotated key keeps it); an admin cancels any. 204 also when it was cancelled before; 409 `notification_not_cancellable` when no channel is pending (being sent, sent, or never sent); 404 `notification_not_found` for an unknown id and, to a service, for another sender's notification (and one accepted before senders were recorded), as if it did not exist.
          *
          *     Caller: a service key with `notify:send`, or an admin.
          */

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
 import { type NotifyTestApp, notifyTestApp } from '../../test/support/notify.ts';
+import type { NotifyApi } from './api.ts';
 
 /**
  * Who may call what (README, Security): sending is for services with `notify:send` and admins; a
@@ -11,6 +13,7 @@ import { type NotifyTestApp, notifyTestApp } from '../../test/support/notify.ts'
  * for admins. (The console pages: pages/pages.test.ts.)
  */
 const SENDER = { 'x-api-key': 'sender-key-0123456789' };
+const OTHER_SENDER = { 'x-api-key': 'other-sender-key-0123456789' };
 const CONTACTS = { 'x-api-key': 'contacts-key-0123456789' };
 const READER = { 'x-api-key': 'reader-key-0123456789' };
 const TEMPLATES = { 'x-api-key': 'templates-key-0123456789' };
@@ -21,6 +24,7 @@ before(async () => {
     env: {
       SERVICE_KEYS: [
         `mailer notify:send ${SENDER['x-api-key']}`,
+        `billing notify:send ${OTHER_SENDER['x-api-key']}`,
         `crm notify:contacts ${CONTACTS['x-api-key']}`,
         `support notify:read ${READER['x-api-key']}`,
         `cms notify:templates ${TEMPLATES['x-api-key']}`,
@@ -157,6 +161,96 @@ test("a notification's status: its own user, a service with notify:read, an admi
   assert.equal(stranger.statusCode, 404);
   assert.equal(stranger.json().code, 'notification_not_found');
   assert.equal((await t.app.inject({ url, headers: SENDER })).statusCode, 403);
+});
+
+describe('cancelling: only the sender, or an admin', () => {
+  /** A notification scheduled an hour ahead by `headers`' caller: pending until cancelled. */
+  async function scheduled(headers: Record<string, string>) {
+    const userId = randomUUID();
+    await t.setPreferences(userId, { email: 'cancel@example.com' });
+    const sendAt = new Date(t.clock.now().getTime() + 3600_000).toISOString();
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/api/notifications',
+      headers,
+      payload: { ...order(userId), id: 'pending-1', send_at: sendAt },
+    });
+    assert.equal(response.statusCode, 202, response.body);
+    return { id: response.json().id as string, userId };
+  }
+  const cancel = (id: string, headers: Record<string, string>) =>
+    t.app.inject({ method: 'DELETE', url: `/api/notifications/${id}`, headers });
+  const statusOf = async (id: string) =>
+    (await t.app.inject({ url: `/api/notifications/${id}`, headers: READER })).json().channels[0].status;
+
+  test("another sender's notification answers 404 and stays pending; its own sender cancels it", async () => {
+    const { id } = await scheduled(SENDER);
+    const foreign = await cancel(id, OTHER_SENDER);
+    assert.equal(foreign.statusCode, 404, foreign.body);
+    assert.equal(foreign.json().code, 'notification_not_found', 'as an unknown id');
+    assert.equal(await statusOf(id), 'scheduled');
+    assert.equal((await cancel(id, SENDER)).statusCode, 204);
+    assert.equal(await statusOf(id), 'cancelled');
+    assert.equal((await cancel(id, OTHER_SENDER)).statusCode, 404, 'a cancelled one stays foreign too');
+  });
+
+  test("an admin cancels any sender's; a user, a key without notify:send and nobody cannot", async () => {
+    const { id, userId } = await scheduled(OTHER_SENDER);
+    assert.equal((await cancel(id, {})).statusCode, 401);
+    assert.equal((await cancel(id, t.asUser(userId))).statusCode, 401, 'not even its recipient');
+    assert.equal((await cancel(id, READER)).statusCode, 403);
+    assert.equal(await statusOf(id), 'scheduled');
+    assert.equal((await cancel(id, t.asAdmin)).statusCode, 204);
+    assert.equal(await statusOf(id), 'cancelled');
+  });
+
+  test('a batch records its sender too', async () => {
+    const userId = randomUUID();
+    await t.setPreferences(userId, { email: 'batch-cancel@example.com' });
+    const batch = await t.app.inject({
+      method: 'POST',
+      url: '/api/notifications/batch',
+      headers: SENDER,
+      payload: {
+        type: 'order_update',
+        channels: ['email'],
+        user_ids: [userId],
+        data: { order_id: 'o-3' },
+        send_at: new Date(t.clock.now().getTime() + 3600_000).toISOString(),
+      },
+    });
+    assert.equal(batch.statusCode, 202, batch.body);
+    const history = await t.app.inject({ url: `/api/users/${userId}/notifications`, headers: CONTACTS });
+    const [{ id }] = history.json().notifications;
+    assert.equal((await cancel(id, OTHER_SENDER)).statusCode, 404);
+    assert.equal((await cancel(id, SENDER)).statusCode, 204);
+  });
+
+  test('one accepted before senders were recorded (no sender): an admin only', async () => {
+    const { id } = await scheduled(SENDER);
+    await sql`update notifications set sent_by = null where id = ${id}`.execute(t.adapters.database.db);
+    assert.equal((await cancel(id, SENDER)).statusCode, 404);
+    assert.equal((await cancel(id, OTHER_SENDER)).statusCode, 404);
+    assert.equal(await statusOf(id), 'scheduled');
+    assert.equal((await cancel(id, t.asAdmin)).statusCode, 204);
+  });
+
+  test('the in-process NotifyApi.cancel takes back what NotifyApi.send sent, not what a service sent', async () => {
+    const notify = t.app.platform.modules.get('notify')?.api as NotifyApi;
+    const { id: viaHttp, userId } = await scheduled(SENDER);
+    assert.equal(await notify.cancel({ user_id: userId, id: 'pending-1' }), 'not_found');
+    assert.equal(await statusOf(viaHttp), 'scheduled');
+    const sendAt = new Date(t.clock.now().getTime() + 3600_000).toISOString();
+    const own = await notify.send({
+      ...order(userId),
+      channels: ['email'],
+      id: 'reminder-1',
+      send_at: sendAt,
+    });
+    assert.equal((await cancel(own.id, SENDER)).statusCode, 404, 'a service cannot cancel it');
+    assert.equal(await notify.cancel({ user_id: userId, id: 'reminder-1' }), 'cancelled');
+    assert.equal(await statusOf(own.id), 'cancelled');
+  });
 });
 
 describe('templates decide what every user receives', () => {

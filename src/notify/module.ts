@@ -6,14 +6,16 @@ import type { Consumer, Queue } from '../platform/queue/index.ts';
 import { CHANNELS, type Channel, type NotifyApi } from './api.ts';
 import { createDeliveryHandler } from './delivery/handler.ts';
 import { createDigestRepository } from './digests/repository.ts';
+import { digestRetention } from './digests/retention.ts';
 import { digestRoutes } from './digests/routes.ts';
 import { createDigests } from './digests/service.ts';
 import { createLiveFeed } from './feed/live.ts';
 import { createFeedRepository } from './feed/repository.ts';
+import { feedRetention } from './feed/retention.ts';
 import { feedRoutes } from './feed/routes.ts';
 import { createFeedService, type FeedAnnouncement, feedChannel } from './feed/service.ts';
 import { notifyMigrations } from './migrations/index.ts';
-import { createAccept } from './notifications/accept.ts';
+import { createAccept, IN_PROCESS } from './notifications/accept.ts';
 import { createChannelLimits } from './notifications/limits.ts';
 import { createOutbox, type DeliveryMessage, topicFor } from './notifications/outbox.ts';
 import { createNotifyRepository } from './notifications/repository.ts';
@@ -131,7 +133,7 @@ async function createNotify(deps: PlatformDeps, doubles: NotifyModuleOptions): P
   }
 
   const api: NotifyApi = {
-    send: (request, options) => service.send(request, options),
+    send: (request, options) => service.send(request, { ...options, sender: IN_PROCESS }),
     cancel: (request) => service.cancelByClientId(request.user_id, request.id),
     async setContact(userId, contact) {
       checkContact(userId, contact);
@@ -181,7 +183,16 @@ async function createNotify(deps: PlatformDeps, doubles: NotifyModuleOptions): P
       retentionJob(
         'notify.retention',
         '* * * * *',
-        [notificationRetention(db, settings.retentionMs, clock), inboxRetention(db)],
+        [
+          notificationRetention(db, settings.retentionMs, clock),
+          digestRetention(db, settings.retentionMs, clock),
+          ...feedRetention(db, {
+            keepMs: settings.feedRetentionMs,
+            archivedKeepMs: settings.feedArchivedRetentionMs,
+            clock,
+          }),
+          inboxRetention(db),
+        ],
         { clock, metrics: deps.metrics },
       ),
     ],

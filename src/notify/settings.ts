@@ -46,6 +46,17 @@ export interface NotifySettings {
    * default 5000): the bound on how late an item whose announcement was lost shows live.
    */
   feedPollMs: number;
+  /**
+   * How long an in-app feed item is kept, read or not (NOTIFY_FEED_RETENTION, default 90d;
+   * feed/retention.ts): a feed is what happened lately, and an item unread for three months is
+   * not news any more.
+   */
+  feedRetentionMs: number;
+  /**
+   * How long an item is kept once archived (NOTIFY_FEED_ARCHIVED_RETENTION, default 30d from the
+   * archiving): archiving is "done with it", and the archive view is for taking one back soon after.
+   */
+  feedArchivedRetentionMs: number;
 }
 
 /** Settings from the environment: NOTIFY_LIMIT_PUSH_PER_HOUR, NOTIFY_LIMIT_SMS_PER_DAY, NOTIFY_LIMIT_EMAIL_PER_DAY, ... */
@@ -68,6 +79,8 @@ export function loadNotifySettings(env: Env): NotifySettings {
     retentionMs: duration('NOTIFY_RETENTION', '30d', 60_000, 3650 * 86_400_000),
     sendAtMaxMs: duration('NOTIFY_SEND_AT_MAX', '30d', 60_000, 3650 * 86_400_000),
     feedPollMs: int('NOTIFY_FEED_POLL_MS', 5000, 100, 600_000),
+    feedRetentionMs: duration('NOTIFY_FEED_RETENTION', '90d', 60_000, 3650 * 86_400_000),
+    feedArchivedRetentionMs: duration('NOTIFY_FEED_ARCHIVED_RETENTION', '30d', 60_000, 3650 * 86_400_000),
     currency: pattern('NOTIFY_CURRENCY', envReader(env).string('NOTIFY_CURRENCY', 'INR'), /^[A-Z]{3}$/),
     marketingTypes: readMarketingTypes(env),
   };

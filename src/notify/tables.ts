@@ -75,6 +75,12 @@ export type NotificationsTable = {
   /** The 202 answer, given again to a replay. */
   accepted: NotificationAccepted;
   created_at: Date;
+  /**
+   * Who sent it (migration 007): `service:{name}` or `admin:{name}` over HTTP (platform/auth
+   * `callerId`), `in-process` through NotifyApi.send; null before 007 and for a digest's own
+   * message. Only its sender (or an admin) may cancel it.
+   */
+  sent_by: string | null;
 };
 
 export type DeliveriesTable = {

@@ -53,9 +53,10 @@ export function createDigestRepository(database: Db) {
       try {
         await sql`with n as (
             insert into notifications (id, user_id, client_id, request_hash, type, priority, lane, batch_id, data,
-              accepted, created_at)
+              accepted, created_at, sent_by)
             values (${n.id}, ${n.user_id}, ${n.client_id}, ${n.request_hash()}, ${n.type}, ${n.priority}, ${n.lane},
-              ${n.batch_id}, ${JSON.stringify(n.data)}::jsonb, ${JSON.stringify(n.accepted)}::jsonb, ${n.created_at})),
+              ${n.batch_id}, ${JSON.stringify(n.data)}::jsonb, ${JSON.stringify(n.accepted)}::jsonb, ${n.created_at},
+              ${n.sent_by})),
           d as (
             insert into notification_deliveries (notification_id, channel, user_id, lane, status, reason, created_at,
               scheduled_for, updated_at)

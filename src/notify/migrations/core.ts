@@ -182,4 +182,20 @@ export const coreMigrations: Migrations = {
         )`.execute(db);
     },
   },
+  '007_notify_sender': {
+    async up(db: Kysely<unknown>) {
+      // Who sent the notification (platform/auth `callerId`: `service:{key name}`, `admin:{name}`,
+      // or `in-process` for another module's NotifyApi.send): a service may cancel only its own.
+      // Rows from before stay null, cancellable by an admin only. No index: it is read with its row.
+      await sql`alter table notifications add column if not exists sent_by text`.execute(db);
+    },
+  },
+  '008_notify_digests_sent': {
+    async up(db: Kysely<unknown>) {
+      // The retention's way to sent windows, oldest flush first (digests/retention.ts). Partial: the
+      // open and closed windows the flush works on have their own indexes and are never removed.
+      await sql`create index if not exists notify_digests_sent on notify_digests (closed_at)
+        where status = 'sent'`.execute(db);
+    },
+  },
 };

@@ -44,4 +44,14 @@ export const inAppMigrations: Migrations = {
       await seedDefaults(db, ['in_app']);
     },
   },
+  '301_notify_feed_retention': {
+    async up(db: Kysely<unknown>) {
+      // The retention's ways to old items, oldest first (feed/retention.ts): by when they arrived,
+      // and archived ones by when they were archived. Pages and counts read by user; these serve
+      // only the deletes.
+      await sql`create index if not exists notify_feed_created on notify_feed (created_at)`.execute(db);
+      await sql`create index if not exists notify_feed_archived on notify_feed (archived_at)
+        where archived_at is not null`.execute(db);
+    },
+  },
 };

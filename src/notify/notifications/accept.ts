@@ -45,7 +45,15 @@ export interface AcceptOptions {
   batchId?: string;
   /** False for a digest's own message (digests/service.ts): it is never digested again. */
   digest?: boolean;
+  /**
+   * Who sends it (`notifications.sent_by`): the HTTP caller's `callerId`, IN_PROCESS for
+   * NotifyApi.send; none for a digest's own message. Only the sender (or an admin) may cancel it.
+   */
+  sender?: string;
 }
+
+/** The sender of what other modules send through NotifyApi.send (never a `callerId`: it has no colon). */
+export const IN_PROCESS = 'in-process';
 
 type ChannelResult = NotificationAccepted['channels'][number];
 /** What the accept knows of the user and, when it read it, of the client id. */
@@ -286,6 +294,7 @@ export function createAccept(deps: {
       data: request.data,
       accepted,
       created_at: a.now,
+      sent_by: a.options.sender ?? null,
     };
     const digested = outcomes.filter((o) => o.status === 'digested').map((o) => o.channel);
     const digest = await a.digest;

@@ -128,6 +128,7 @@ export function createNotifyRepository(database: Db, options: { prepare?: boolea
       n.accepted,
       n.created_at.toISOString(),
       deliveries.map((d) => [d.channel, d.status, d.reason, d.scheduled_for?.toISOString() ?? null]),
+      n.sent_by,
     ]);
     const document = JSON.stringify(rows);
     // A plain insert first: a taken client id fails the whole statement, and the same rows go
@@ -534,11 +535,12 @@ export type NotifyRepository = ReturnType<typeof createNotifyRepository>;
 /** The rows of the accept's insert (`$1`, as insertNotifications writes them). */
 const INSERT_ROWS = `select (r->>0)::uuid as id, r->>1 as user_id, r->>2 as client_id, r->>3 as request_hash,
     r->>4 as type, r->>5 as priority, r->>6 as lane, (r->>7)::uuid as batch_id, r->8 as data, r->9 as accepted,
-    (r->>10)::timestamptz as created_at, r->11 as deliveries, position
+    (r->>10)::timestamptz as created_at, r->11 as deliveries, r->>12 as sent_by, position
   from jsonb_array_elements($1::jsonb) with ordinality as t(r, position)`;
 const INSERT_NOTIFICATIONS = `insert into notifications (id, user_id, client_id, request_hash, type, priority, lane,
-    batch_id, data, accepted, created_at)
-  select id, user_id, client_id, request_hash, type, priority, lane, batch_id, data, accepted, created_at from v`;
+    batch_id, data, accepted, created_at, sent_by)
+  select id, user_id, client_id, request_hash, type, priority, lane, batch_id, data, accepted, created_at, sent_by
+  from v`;
 /** The deliveries of the notifications in `source` (`v`, or `v` joined to those stored). */
 const insertDeliveries = (source: string) => `insert into notification_deliveries (notification_id, channel,
     user_id, lane, status, reason, created_at, scheduled_for, updated_at)

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { callerId } from '../../platform/auth/index.ts';
 import type { NotificationAccepted } from '../api.ts';
 import { err } from '../errors.ts';
 import {
@@ -49,7 +50,8 @@ export const notificationsRoutes: FastifyPluginAsyncTypebox<{ service: NotifySer
       },
     },
     async (request, reply) => {
-      const accepted = acceptedOrRefused(await service.send(request.body));
+      const sender = callerId(request.caller);
+      const accepted = acceptedOrRefused(await service.send(request.body, { sender }));
       return reply.code(202).send(accepted);
     },
   );
@@ -65,7 +67,8 @@ export const notificationsRoutes: FastifyPluginAsyncTypebox<{ service: NotifySer
         response: { 202: BatchAccepted },
       },
     },
-    async (request, reply) => reply.code(202).send(await service.batch(request.body)),
+    async (request, reply) =>
+      reply.code(202).send(await service.batch(request.body, callerId(request.caller))),
   );
 
   app.get(
@@ -126,13 +129,17 @@ export const notificationsRoutes: FastifyPluginAsyncTypebox<{ service: NotifySer
         tags,
         summary: 'Cancel a notification that is still pending',
         description:
-          'Its `queued` and `scheduled` channels (a `send_at` or quiet hours) become `cancelled` and are never sent; channels already sending or sent stay. 204 also when it was cancelled before; 409 `notification_not_cancellable` when no channel is pending (being sent, sent, or never sent); 404 for an unknown id.',
+          "Its `queued` and `scheduled` channels (a `send_at` or quiet hours) become `cancelled` and are never sent; channels already sending or sent stay. A service key cancels only the notifications it sent (the key's name as `SERVICE_KEYS` lists it is the sender: a rotated key keeps it); an admin cancels any. 204 also when it was cancelled before; 409 `notification_not_cancellable` when no channel is pending (being sent, sent, or never sent); 404 `notification_not_found` for an unknown id and, to a service, for another sender's notification (and one accepted before senders were recorded), as if it did not exist.",
         params: IdParams,
         response: { 204: { type: 'null', description: 'Cancelled' } },
       },
     },
     async (request, reply) => {
-      await service.cancel(request.params.id);
+      const caller = request.caller;
+      await service.cancel(
+        request.params.id,
+        caller.kind === 'admin' ? { admin: true } : { sender: callerId(caller) },
+      );
       return reply.code(204).send(null);
     },
   );

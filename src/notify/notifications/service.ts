@@ -6,7 +6,7 @@ import { err } from '../errors.ts';
 import type { TemplateRenderer } from '../ports.ts';
 import { USER_ID } from '../preferences/service.ts';
 import type { AttemptRow, DeliveryRow, NotificationRow } from '../tables.ts';
-import type { Accept, AcceptRequest } from './accept.ts';
+import { type Accept, type AcceptRequest, IN_PROCESS } from './accept.ts';
 import { type DeliveryMessage, topicFor } from './outbox.ts';
 import type { NotifyRepository } from './repository.ts';
 
@@ -14,6 +14,12 @@ const iso = (date: Date | null) => (date ? date.toISOString() : null);
 /** Statuses that say nothing went out and nothing is left to send: a cancel repeated finds only these. */
 const NOTHING_SENT = new Set(['cancelled', 'skipped', 'rate_limited']);
 const TOPICS = (['realtime', 'batch'] as const).flatMap((lane) => CHANNELS.map((c) => topicFor(lane, c)));
+
+/**
+ * Who cancels: an admin (any notification), or a sender (`callerId`, or IN_PROCESS), who may cancel
+ * only what it sent; to it another's notification, and one with no recorded sender, is unknown.
+ */
+export type Canceller = { admin: true } | { sender: string };
 
 export interface BatchRequest {
   type: string;
@@ -75,12 +81,16 @@ export function createNotifyService(deps: {
   }
 
   return {
-    send: (request: AcceptRequest, options?: { idempotencyKey?: string }) => accept(request, options),
+    send: (request: AcceptRequest, options?: { idempotencyKey?: string; sender?: string }) =>
+      accept(request, options),
 
-    /** `DELETE /api/notifications/{id}`: 404 unknown, 409 when nothing is pending any more. */
-    async cancel(id: string): Promise<void> {
+    /**
+     * `DELETE /api/notifications/{id}`: 404 unknown or not the canceller's (another's data answers
+     * as if it did not exist), 409 when nothing is pending any more.
+     */
+    async cancel(id: string, by: Canceller): Promise<void> {
       const n = await repo.notification(id);
-      if (!n) throw err('notification_not_found');
+      if (!n || !('admin' in by || n.sent_by === by.sender)) throw err('notification_not_found');
       const { outcome, deliveries } = await cancelStored(n);
       if (outcome === 'cancelled') return;
       throw err('notification_not_cancellable', {
@@ -89,11 +99,16 @@ export function createNotifyService(deps: {
       });
     },
 
-    /** The in-process `NotifyApi.cancel`: the notification a user got under a client id. */
+    /**
+     * The in-process `NotifyApi.cancel`: the notification a user got under a client id, when the
+     * in-process API sent it. One with no recorded sender is taken too: before migration 007 the
+     * in-process sends (booking's reminders, up to 30 days ahead) were stored without one.
+     */
     async cancelByClientId(userId: string, clientId: string): Promise<CancelOutcome> {
       if (!USER_ID.test(userId)) return 'not_found';
       const n = await repo.byClientId(userId, clientId);
-      return n ? (await cancelStored(n)).outcome : 'not_found';
+      if (!n || (n.sent_by !== null && n.sent_by !== IN_PROCESS)) return 'not_found';
+      return (await cancelStored(n)).outcome;
     },
 
     async status(id: string) {
@@ -175,7 +190,7 @@ export function createNotifyService(deps: {
     },
 
     /** The batch lane: one notification per recipient on the `notifications.batch.*` topics. */
-    async batch(request: BatchRequest) {
+    async batch(request: BatchRequest, sender?: string) {
       const recipients: { user_id: string; data?: Record<string, unknown> }[] =
         request.recipients ?? (request.user_ids ?? []).map((user_id) => ({ user_id }));
       const unknown = request.channels.filter((c) => !isChannel(c));
@@ -218,7 +233,7 @@ export function createNotifyService(deps: {
             priority: request.priority ?? 'low',
             send_at: request.send_at,
           },
-          { lane: 'batch', batchId },
+          { lane: 'batch', batchId, sender },
         );
         counts[accepted.status === 'accepted' ? 'accepted' : 'rate_limited']++;
         for (const c of accepted.channels) {
