@@ -1920,7 +1920,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The lot: floors, panels, pricing, time zone
+         * The lot: floors, panels, pricing, time zone, reservation rules
          * @description Public.
          */
         get: operations["getParkingLot"];
@@ -14154,6 +14154,24 @@ export interface operations {
                             boardId: string;
                             spots: number;
                         }[];
+                        /** @description The reservation rules; null: the lot takes no reservations */
+                        reservations: {
+                            /** @description The most reservations of each type live at one instant (a type left out takes none) */
+                            spots: {
+                                MOTORCYCLE?: number;
+                                COMPACT?: number;
+                                LARGE?: number;
+                                HANDICAPPED?: number;
+                                ELECTRIC?: number;
+                            };
+                            /** @description A spot is held from this long before the start */
+                            holdAheadMinutes: number;
+                            /** @description After the start, a reservation waits this long, then is a no-show */
+                            graceMinutes: number;
+                            maxDaysAhead: number;
+                            /** @description Live reservations one user may have at once */
+                            perUser: number;
+                        } | null;
                     };
                 };
             };

@@ -119,6 +119,11 @@ describe('admission', () => {
 
   test('the window, the fit, the per-user and per-plate limits; answers and quote', async (context) => {
     const t = await lotApp(context, { reservations: { ...RULES, perUser: 2 } });
+    assert.deepEqual((await t.app.inject({ url: '/api/v1/parking/lot' })).json().reservations, {
+      ...RULES,
+      perUser: 2,
+    });
+    assert.match((await t.app.inject({ url: '/parking' })).body, /href="\/parking\/reserve"/);
     const user = randomUUID();
     const refused = async (body: Record<string, unknown>, status: number, code: string, field?: string) => {
       const response = await reserve(t, user, { licensePlate: 'V1', ...body });
