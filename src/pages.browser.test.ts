@@ -246,6 +246,11 @@ const VISITS: Visit[] = [
   { name: 'parking-entry', path: () => '/parking/entry?panel=in-1' },
   { name: 'parking-exit', path: () => '/parking/exit?panel=out-1' },
   { name: 'parking-receipt', path: () => `/parking/receipts/${fixtures.receiptTicket}` },
+  {
+    name: 'parking-reserve',
+    path: () => '/parking/reserve',
+    ready: 'body[data-ready] [data-quote]:not(:empty)',
+  },
   { name: 'notify-landing', path: () => '/notify' },
   { name: 'notify-inbox', path: () => '/notify/inbox' },
   { name: 'notify-timeline', path: () => `/notify/notifications/${fixtures.notificationId}` },

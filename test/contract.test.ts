@@ -56,7 +56,12 @@ before(async () => {
       PAYMENT_TIMEOUT_MS: '300',
       // The development keys, and a service key without the scopes notify asks for (403).
       SERVICE_KEYS: `dev * ${t0ServiceKey}; narrow booking:read ${NARROW_KEY}`,
-      ...lotEnv(lotJson({ floors: [{ floor: 1, spots: { COMPACT: 50, LARGE: 50 } }] })),
+      ...lotEnv(
+        lotJson({
+          floors: [{ floor: 1, spots: { COMPACT: 50, LARGE: 50 } }],
+          reservations: { spots: { COMPACT: 10, LARGE: 5 } },
+        }),
+      ),
     },
   });
   spec = (await t.app.inject({ url: '/openapi.json' })).json();
@@ -138,6 +143,25 @@ const fixtures = {
     });
     assert.equal(response.statusCode, 201, response.body);
     return { ...(response.json() as { ticketId: string }), plate };
+  },
+  /** A reservation window starting `hours` from the clock's now, two hours long. */
+  window(hours: number) {
+    const start = t.clock.now().getTime() + hours * 3_600_000;
+    return {
+      spotType: 'COMPACT',
+      startsAt: new Date(start).toISOString(),
+      endsAt: new Date(start + 2 * 3_600_000).toISOString(),
+    };
+  },
+  async reservation(user: { authorization: string }, hours: number, plate = `R${randomUUID().slice(0, 6)}`) {
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/parking/reservations',
+      headers: user,
+      payload: { ...fixtures.window(hours), licensePlate: plate, vehicleType: 'CAR' },
+    });
+    assert.equal(response.statusCode, 201, response.body);
+    return response.json().reservationId as string;
   },
   async unpark(ticketId: string) {
     const response = await t.app.inject({
@@ -1555,6 +1579,54 @@ const CASES: Record<string, (c: Context) => Promise<void>> = {
   },
   async getParkingLot({ call }) {
     await call(200, { url: '/api/v1/parking/lot' });
+  },
+  async postParkingReservations({ call, user }) {
+    const url = '/api/v1/parking/reservations';
+    const payload = {
+      ...fixtures.window(48),
+      licensePlate: `R${randomUUID().slice(0, 6)}`,
+      vehicleType: 'CAR',
+    };
+    await call(201, { method: 'POST', url, headers: user, payload });
+    await call(409, { method: 'POST', url, headers: user, payload });
+    await call(422, { method: 'POST', url, headers: user, payload: { ...payload, ...fixtures.window(-2) } });
+    await call(400, { method: 'POST', url, headers: user, payload: { ...payload, spotType: 'TRUCK' } });
+    await call(401, { method: 'POST', url, payload });
+  },
+  async getParkingReservations({ call, user }) {
+    await fixtures.reservation(user, 72);
+    await call(200, { url: '/api/v1/parking/reservations', headers: user });
+    await call(401, { url: '/api/v1/parking/reservations' });
+  },
+  async getParkingReservationsAvailability({ call }) {
+    const url = '/api/v1/parking/reservations/availability';
+    const window = fixtures.window(24);
+    await call(200, {
+      url: `${url}?spotType=LARGE&startsAt=${window.startsAt}&endsAt=${window.endsAt}&vehicleType=BUS`,
+    });
+    await call(422, { url: `${url}?spotType=LARGE&startsAt=${window.endsAt}&endsAt=${window.startsAt}` });
+    await call(400, { url: `${url}?startsAt=${window.startsAt}&endsAt=${window.endsAt}` });
+  },
+  async getParkingReservationsById({ call, user }) {
+    const id = await fixtures.reservation(user, 96);
+    await call(200, { url: `/api/v1/parking/reservations/${id}`, headers: user });
+    await call(404, { url: `/api/v1/parking/reservations/${id}`, headers: t.asUser(randomUUID()) });
+    await call(400, { url: '/api/v1/parking/reservations/nope', headers: user });
+  },
+  async deleteParkingReservationsById({ call, user }) {
+    const id = await fixtures.reservation(user, 120);
+    await call(200, { method: 'DELETE', url: `/api/v1/parking/reservations/${id}`, headers: user });
+    await call(404, {
+      method: 'DELETE',
+      url: `/api/v1/parking/reservations/${id}`,
+      headers: t.asUser(randomUUID()),
+    });
+    // Used: its plate entered (held at booking, starting in half an hour), no longer cancellable.
+    const plate = `U${randomUUID().slice(0, 6)}`;
+    const soon = await fixtures.reservation(user, 0.5, plate);
+    const { ticketId } = await fixtures.parked(plate);
+    await call(409, { method: 'DELETE', url: `/api/v1/parking/reservations/${soon}`, headers: user });
+    await fixtures.unpark(ticketId);
   },
 };
 

@@ -1920,13 +1920,89 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The lot: floors, panels, pricing, time zone
+         * The lot: floors, panels, pricing, time zone, reservation rules
          * @description Public.
          */
         get: operations["getParkingLot"];
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/parking/reservations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's reservations, the latest start first (50 at most)
+         * @description Caller: a user token.
+         */
+        get: operations["getParkingReservations"];
+        put?: never;
+        /**
+         * Reserve a spot type for a time window ahead
+         * @description The window must start in the future, end after its start, last at least 30 minutes and start within the lot's `maxDaysAhead` (else 422 `invalid_reservation_window`, its `errors` naming the field); the spot type must fit the vehicle (422 `needs_not_possible`). A lot without a `reservations` section answers 409 `reservations_closed`. At most `perUser` live reservations per user (409 `too_many_reservations`), one live reservation per plate at a time (409 `reservation_overlaps`), and never more live reservations of a type at any instant than the lot takes (409 `no_reservable_spot`). Starting within `holdAheadMinutes`, a spot is held at once (HELD), or nothing is booked (409 `no_reservable_spot`). The quote is the lot pricing over the window; nothing is charged now, the exit pays the reserved window at least.
+         *
+         *     Caller: a user token.
+         */
+        post: operations["postParkingReservations"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/parking/reservations/availability": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How many more reservations of a spot type a window takes, and its quote
+         * @description The window must start in the future, end after its start, last at least 30 minutes and start within the lot's `maxDaysAhead` (else 422 `invalid_reservation_window`, its `errors` naming the field); the spot type must fit the vehicle (422 `needs_not_possible`). A lot without a `reservations` section answers 409 `reservations_closed`. With `vehicleType`, the answer carries the price of the window.
+         *
+         *     Public.
+         */
+        get: operations["getParkingReservationsAvailability"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/parking/reservations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One of the caller’s reservations
+         * @description Another user's reservation → 404 `reservation_not_found`.
+         *
+         *     Caller: a user token.
+         */
+        get: operations["getParkingReservationsById"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel a reservation before arrival (its held spot is free at once)
+         * @description BOOKED or HELD → CANCELLED; again → the same answer. Used, a no-show → 409 `reservation_not_cancellable`. Another user's → 404.
+         *
+         *     Caller: a user token.
+         */
+        delete: operations["deleteParkingReservationsById"];
         options?: never;
         head?: never;
         patch?: never;
@@ -12493,6 +12569,8 @@ export interface operations {
                              */
                             updatedAt: string;
                         } | null;
+                        /** @description The reservation the vehicle arrived on (its window is priced at the exit), or null */
+                        reservationId: string | null;
                     };
                 };
             };
@@ -13268,6 +13346,8 @@ export interface operations {
                              */
                             updatedAt: string;
                         } | null;
+                        /** @description The reservation the vehicle arrived on (its window is priced at the exit), or null */
+                        reservationId: string | null;
                     } & {
                         /** @description Every payment id of the ticket, oldest first */
                         payments: string[];
@@ -13795,6 +13875,14 @@ export interface operations {
                             large: number;
                             handicapped: number;
                             electric: number;
+                            /** @description Spots held for reservations: neither free for a walk-in nor occupied */
+                            reserved: {
+                                motorcycle: number;
+                                compact: number;
+                                large: number;
+                                handicapped: number;
+                                electric: number;
+                            };
                         }[];
                     };
                 };
@@ -13876,6 +13964,16 @@ export interface operations {
                                 HANDICAPPED: number;
                                 ELECTRIC: number;
                             };
+                            /** @description Spots held for reservations, per type: not in `availableSpots` (no walk-in gets them) until the reservation arrives or lapses */
+                            reservedSpots: {
+                                MOTORCYCLE: number;
+                                COMPACT: number;
+                                LARGE: number;
+                                HANDICAPPED: number;
+                                ELECTRIC: number;
+                            };
+                            /** @description Spots of this floor held for reservations */
+                            reserved: number;
                             /** @description Per vehicle type, the spots it may use under the lot's fit rules (MOTORCYCLE any, CAR any but MOTORCYCLE, BUS LARGE only); a vehicle no spot here fits is left out */
                             vehicles: {
                                 MOTORCYCLE?: {
@@ -13919,6 +14017,16 @@ export interface operations {
                                 HANDICAPPED: number;
                                 ELECTRIC: number;
                             };
+                            /** @description Spots held for reservations, per type: not in `availableSpots` (no walk-in gets them) until the reservation arrives or lapses */
+                            reservedSpots: {
+                                MOTORCYCLE: number;
+                                COMPACT: number;
+                                LARGE: number;
+                                HANDICAPPED: number;
+                                ELECTRIC: number;
+                            };
+                            /** @description Spots of the lot held for reservations */
+                            reserved: number;
                             /** @description Per vehicle type, the spots it may use under the lot's fit rules (MOTORCYCLE any, CAR any but MOTORCYCLE, BUS LARGE only); a vehicle no spot here fits is left out */
                             vehicles: {
                                 MOTORCYCLE?: {
@@ -14046,7 +14154,688 @@ export interface operations {
                             boardId: string;
                             spots: number;
                         }[];
+                        /** @description The reservation rules; null: the lot takes no reservations */
+                        reservations: {
+                            /** @description The most reservations of each type live at one instant (a type left out takes none) */
+                            spots: {
+                                MOTORCYCLE?: number;
+                                COMPACT?: number;
+                                LARGE?: number;
+                                HANDICAPPED?: number;
+                                ELECTRIC?: number;
+                            };
+                            /** @description A spot is held from this long before the start */
+                            holdAheadMinutes: number;
+                            /** @description After the start, a reservation waits this long, then is a no-show */
+                            graceMinutes: number;
+                            maxDaysAhead: number;
+                            /** @description Live reservations one user may have at once */
+                            perUser: number;
+                        } | null;
                     };
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getParkingReservations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        reservations: {
+                            /** Format: uuid */
+                            reservationId: string;
+                            /**
+                             * @description BOOKED: no spot held yet; HELD: a spot kept for it (`spotId`); USED: the vehicle entered (`ticketId`); NO_SHOW: not there by `holdUntil`; CANCELLED
+                             * @enum {unknown}
+                             */
+                            status: "BOOKED" | "HELD" | "USED" | "NO_SHOW" | "CANCELLED";
+                            licensePlate: string;
+                            /** @enum {unknown} */
+                            vehicleType: "MOTORCYCLE" | "CAR" | "BUS";
+                            /** @enum {unknown} */
+                            spotType: "MOTORCYCLE" | "COMPACT" | "LARGE" | "HANDICAPPED" | "ELECTRIC";
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC
+                             */
+                            startsAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC
+                             */
+                            endsAt: string;
+                            /**
+                             * Format: date-time
+                             * @description The start plus the grace period: after it, a no-show
+                             */
+                            holdUntil: string;
+                            /** @description The lot's IANA zone */
+                            timeZone: string;
+                            local: {
+                                /** @description On the lot's wall clock with its zone: `Jan 5, 2026, 9:00 AM EST` */
+                                startsAt: string;
+                                /** @description On the lot's wall clock with its zone: `Jan 5, 2026, 9:00 AM EST` */
+                                endsAt: string;
+                                /** @description On the lot's wall clock with its zone: `Jan 5, 2026, 9:00 AM EST` */
+                                holdUntil: string;
+                            };
+                            /** @description The price of the window, paid at the exit (nothing is taken now) */
+                            quote: {
+                                /** @description Amount in the lot currency, two decimals */
+                                amount: number;
+                                currency: string;
+                                /** @description The lot's pricing rule over the reserved window, in words */
+                                rule: string;
+                            };
+                            spotId: string | null;
+                            floor: number | null;
+                            ticketId: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC
+                             */
+                            updatedAt: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized) */
+            401: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests; Retry-After says when to ask again */
+            429: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postParkingReservations: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key and body replay the first answer for 24 h (Idempotent-Replayed: true); the same key with another body → 422 idempotency_key_reused; while the first still runs → 409 */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The plate the entry recognises the reservation by; normalised like at the entry */
+                    licensePlate: string;
+                    /** @enum {unknown} */
+                    vehicleType: "MOTORCYCLE" | "CAR" | "BUS";
+                    /**
+                     * @description Must fit the vehicle (a bus: LARGE only)
+                     * @enum {unknown}
+                     */
+                    spotType: "MOTORCYCLE" | "COMPACT" | "LARGE" | "HANDICAPPED" | "ELECTRIC";
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601 with its offset (`2026-01-05T09:00:00-05:00` or `…Z`); the lot's zone is in `GET /lot`
+                     */
+                    startsAt: string;
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601 with its offset (`2026-01-05T09:00:00-05:00` or `…Z`); the lot's zone is in `GET /lot`
+                     */
+                    endsAt: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    /** @description Present on the replay of the first answer to this Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description The URL of the resource this answer created or names */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        reservationId: string;
+                        /**
+                         * @description BOOKED: no spot held yet; HELD: a spot kept for it (`spotId`); USED: the vehicle entered (`ticketId`); NO_SHOW: not there by `holdUntil`; CANCELLED
+                         * @enum {unknown}
+                         */
+                        status: "BOOKED" | "HELD" | "USED" | "NO_SHOW" | "CANCELLED";
+                        licensePlate: string;
+                        /** @enum {unknown} */
+                        vehicleType: "MOTORCYCLE" | "CAR" | "BUS";
+                        /** @enum {unknown} */
+                        spotType: "MOTORCYCLE" | "COMPACT" | "LARGE" | "HANDICAPPED" | "ELECTRIC";
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC
+                         */
+                        startsAt: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC
+                         */
+                        endsAt: string;
+                        /**
+                         * Format: date-time
+                         * @description The start plus the grace period: after it, a no-show
+                         */
+                        holdUntil: string;
+                        /** @description The lot's IANA zone */
+                        timeZone: string;
+                        local: {
+                            /** @description On the lot's wall clock with its zone: `Jan 5, 2026, 9:00 AM EST` */
+                            startsAt: string;
+                            /** @description On the lot's wall clock with its zone: `Jan 5, 2026, 9:00 AM EST` */
+                            endsAt: string;
+                            /** @description On the lot's wall clock with its zone: `Jan 5, 2026, 9:00 AM EST` */
+                            holdUntil: string;
+                        };
+                        /** @description The price of the window, paid at the exit (nothing is taken now) */
+                        quote: {
+                            /** @description Amount in the lot currency, two decimals */
+                            amount: number;
+                            currency: string;
+                            /** @description The lot's pricing rule over the reserved window, in words */
+                            rule: string;
+                        };
+                        spotId: string | null;
+                        floor: number | null;
+                        ticketId: string | null;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC
+                         */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description The request does not match its schema (validation_failed, malformed_json) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized) */
+            401: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A conflict with the current state */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but refused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests; Retry-After says when to ask again */
+            429: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getParkingReservationsAvailability: {
+        parameters: {
+            query: {
+                spotType: "MOTORCYCLE" | "COMPACT" | "LARGE" | "HANDICAPPED" | "ELECTRIC";
+                /** @description ISO 8601 with its offset (`2026-01-05T09:00:00-05:00` or `…Z`); the lot's zone is in `GET /lot` */
+                startsAt: string;
+                /** @description ISO 8601 with its offset (`2026-01-05T09:00:00-05:00` or `…Z`); the lot's zone is in `GET /lot` */
+                endsAt: string;
+                /** @description With it, the answer carries the quote */
+                vehicleType?: "MOTORCYCLE" | "CAR" | "BUS";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        spotType: "MOTORCYCLE" | "COMPACT" | "LARGE" | "HANDICAPPED" | "ELECTRIC";
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC
+                         */
+                        startsAt: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC
+                         */
+                        endsAt: string;
+                        /** @description Reservations of this type the lot takes at any one instant */
+                        limit: number;
+                        /** @description How many more can be booked for this whole window */
+                        available: number;
+                        quote: {
+                            /** @description Amount in the lot currency, two decimals */
+                            amount: number;
+                            currency: string;
+                            /** @description The lot's pricing rule over the reserved window, in words */
+                            rule: string;
+                        } | null;
+                    };
+                };
+            };
+            /** @description The request does not match its schema (validation_failed, malformed_json) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but refused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getParkingReservationsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        reservationId: string;
+                        /**
+                         * @description BOOKED: no spot held yet; HELD: a spot kept for it (`spotId`); USED: the vehicle entered (`ticketId`); NO_SHOW: not there by `holdUntil`; CANCELLED
+                         * @enum {unknown}
+                         */
+                        status: "BOOKED" | "HELD" | "USED" | "NO_SHOW" | "CANCELLED";
+                        licensePlate: string;
+                        /** @enum {unknown} */
+                        vehicleType: "MOTORCYCLE" | "CAR" | "BUS";
+                        /** @enum {unknown} */
+                        spotType: "MOTORCYCLE" | "COMPACT" | "LARGE" | "HANDICAPPED" | "ELECTRIC";
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC
+                         */
+                        startsAt: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC
+                         */
+                        endsAt: string;
+                        /**
+                         * Format: date-time
+                         * @description The start plus the grace period: after it, a no-show
+                         */
+                        holdUntil: string;
+                        /** @description The lot's IANA zone */
+                        timeZone: string;
+                        local: {
+                            /** @description On the lot's wall clock with its zone: `Jan 5, 2026, 9:00 AM EST` */
+                            startsAt: string;
+                            /** @description On the lot's wall clock with its zone: `Jan 5, 2026, 9:00 AM EST` */
+                            endsAt: string;
+                            /** @description On the lot's wall clock with its zone: `Jan 5, 2026, 9:00 AM EST` */
+                            holdUntil: string;
+                        };
+                        /** @description The price of the window, paid at the exit (nothing is taken now) */
+                        quote: {
+                            /** @description Amount in the lot currency, two decimals */
+                            amount: number;
+                            currency: string;
+                            /** @description The lot's pricing rule over the reserved window, in words */
+                            rule: string;
+                        };
+                        spotId: string | null;
+                        floor: number | null;
+                        ticketId: string | null;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC
+                         */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description The request does not match its schema (validation_failed, malformed_json) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized) */
+            401: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not the caller's (as if it did not exist) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests; Retry-After says when to ask again */
+            429: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A problem (RFC 9457) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteParkingReservationsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        reservationId: string;
+                        /**
+                         * @description BOOKED: no spot held yet; HELD: a spot kept for it (`spotId`); USED: the vehicle entered (`ticketId`); NO_SHOW: not there by `holdUntil`; CANCELLED
+                         * @enum {unknown}
+                         */
+                        status: "BOOKED" | "HELD" | "USED" | "NO_SHOW" | "CANCELLED";
+                        licensePlate: string;
+                        /** @enum {unknown} */
+                        vehicleType: "MOTORCYCLE" | "CAR" | "BUS";
+                        /** @enum {unknown} */
+                        spotType: "MOTORCYCLE" | "COMPACT" | "LARGE" | "HANDICAPPED" | "ELECTRIC";
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC
+                         */
+                        startsAt: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC
+                         */
+                        endsAt: string;
+                        /**
+                         * Format: date-time
+                         * @description The start plus the grace period: after it, a no-show
+                         */
+                        holdUntil: string;
+                        /** @description The lot's IANA zone */
+                        timeZone: string;
+                        local: {
+                            /** @description On the lot's wall clock with its zone: `Jan 5, 2026, 9:00 AM EST` */
+                            startsAt: string;
+                            /** @description On the lot's wall clock with its zone: `Jan 5, 2026, 9:00 AM EST` */
+                            endsAt: string;
+                            /** @description On the lot's wall clock with its zone: `Jan 5, 2026, 9:00 AM EST` */
+                            holdUntil: string;
+                        };
+                        /** @description The price of the window, paid at the exit (nothing is taken now) */
+                        quote: {
+                            /** @description Amount in the lot currency, two decimals */
+                            amount: number;
+                            currency: string;
+                            /** @description The lot's pricing rule over the reserved window, in words */
+                            rule: string;
+                        };
+                        spotId: string | null;
+                        floor: number | null;
+                        ticketId: string | null;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC
+                         */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description The request does not match its schema (validation_failed, malformed_json) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials (unauthorized) */
+            401: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not the caller's (as if it did not exist) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A conflict with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests; Retry-After says when to ask again */
+            429: {
+                headers: {
+                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before asking again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description A problem (RFC 9457) */

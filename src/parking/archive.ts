@@ -1,10 +1,12 @@
 import { sql } from 'kysely';
 import type { Db } from '../platform/db/index.ts';
 import type { RetentionPolicy } from '../platform/jobs/retention.ts';
+import { parkingDb } from './rows.ts';
 
 const TICKET_COLUMNS = sql.raw(
   `id, license_plate, vehicle_type, spot_id, floor, spot_type, status, entry_time, entry_panel_id,
-   exit_time, exit_panel_id, lost_at, paid_at, current_payment_id, code`,
+   exit_time, exit_panel_id, lost_at, paid_at, current_payment_id, code, reservation_id, reserved_from,
+   reserved_until`,
 );
 const PAYMENT_COLUMNS = sql.raw(
   `id, ticket_id, kind, amount_minor, currency, status, payment_url, failure_reason, duration_ms,
@@ -51,6 +53,42 @@ export function ticketArchive(db: Db, keepMs: number): RetentionPolicy {
       const { rows } = await sql<{ at: Date | null }>`
         select min(paid_at) as at from parking_tickets where status = 'PAID'`.execute(db);
       return rows[0]?.at ?? undefined;
+    },
+  };
+}
+
+/**
+ * Ended reservations (USED, NO_SHOW, CANCELLED) are deleted `keepMs` after they ended (their last
+ * change), the tickets' archive age: a used one's window lives on in its ticket. BOOKED and HELD
+ * ones never go.
+ */
+export function reservationRetention(db: Db, keepMs: number): RetentionPolicy {
+  const parking = parkingDb(db);
+  const ended = ['USED', 'NO_SHOW', 'CANCELLED'] as const;
+  return {
+    table: 'parking_reservations',
+    keepMs,
+    async removeBatch(cutoff, limit) {
+      const picked = parking
+        .selectFrom('parking_reservations')
+        .select('id')
+        .where('status', 'in', ended)
+        .where('updated_at', '<', cutoff)
+        .orderBy('updated_at')
+        .limit(limit);
+      const result = await parking
+        .deleteFrom('parking_reservations')
+        .where('id', 'in', picked)
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+    async oldest() {
+      const row = await parking
+        .selectFrom('parking_reservations')
+        .select((eb) => eb.fn.min('updated_at').as('at'))
+        .where('status', 'in', ended)
+        .executeTakeFirst();
+      return row?.at ?? undefined;
     },
   };
 }

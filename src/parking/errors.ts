@@ -17,5 +17,18 @@ export const err = defineErrors({
     title: 'This ticket is not paid yet: its receipt comes with the payment',
   },
   payment_not_refundable: { status: 409, title: 'This ticket has no completed payment to refund' },
+  reservations_closed: { status: 409, title: 'This lot takes no reservations' },
+  invalid_reservation_window: { status: 422, title: 'The reservation window cannot be booked' },
+  no_reservable_spot: { status: 409, title: 'No spot of this type can be reserved for this window' },
+  too_many_reservations: { status: 409, title: 'You have as many live reservations as one person may' },
+  reservation_overlaps: {
+    status: 409,
+    title: 'This licence plate already has a reservation overlapping this window',
+  },
+  reservation_not_found: { status: 404, title: 'No such reservation' },
+  reservation_not_cancellable: {
+    status: 409,
+    title: 'This reservation was used or has ended; it can no longer be cancelled',
+  },
   payment_unavailable: { status: 503, title: 'Payments are unavailable, try again shortly' },
 });

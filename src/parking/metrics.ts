@@ -8,6 +8,9 @@ const ENTRY_REFUSALS: Record<string, (typeof ENTRY_OUTCOMES)[number]> = {
   vehicle_already_parked: 'already_parked',
 };
 
+const RESERVATION_OUTCOMES = ['booked', 'used', 'no_show', 'cancelled'] as const;
+export type ReservationOutcome = (typeof RESERVATION_OUTCOMES)[number];
+
 /** How an exit went: the gate opened (`paid`, once per ticket), 402 (`declined`), or an unpaid payment to pay (`pending`). */
 export type ExitOutcome = 'paid' | 'declined' | 'pending';
 
@@ -17,11 +20,15 @@ export type ExitOutcome = 'paid' | 'declined' | 'pending';
  * its own), and entries and exits by outcome. Floors and spot types come from the lot's
  * configuration, so the label set is small and fixed.
  */
-export function createParkingMetrics(registry: Registry, spotCounts: () => Promise<FreeCount[]>) {
+export function createParkingMetrics(
+  registry: Registry,
+  spotCounts: () => Promise<FreeCount[]>,
+  options: { reservations?: boolean } = {},
+) {
   const registers = [registry];
   new Gauge({
     name: 'parking_spots',
-    help: 'Spots per floor and type by state (free, occupied), retired spots left out (read at scrape time)',
+    help: 'Spots per floor and type by state (free, occupied; reserved in a lot that takes reservations), retired spots left out (read at scrape time)',
     labelNames: ['floor', 'type', 'state'] as const,
     registers,
     async collect() {
@@ -32,9 +39,12 @@ export function createParkingMetrics(registry: Registry, spotCounts: () => Promi
         return; // An unreachable database shows up in /health/ready; the scrape still succeeds.
       }
       this.reset(); // a type whose spots were all retired leaves
-      for (const { floor, spotType, free, total } of counts) {
+      for (const { floor, spotType, free, reserved, total } of counts) {
         this.set({ floor: String(floor), type: spotType, state: 'free' }, free);
-        this.set({ floor: String(floor), type: spotType, state: 'occupied' }, total - free);
+        this.set({ floor: String(floor), type: spotType, state: 'occupied' }, total - free - reserved);
+        // Only a lot that takes reservations has held spots (the series stay few).
+        if (options.reservations)
+          this.set({ floor: String(floor), type: spotType, state: 'reserved' }, reserved);
       }
     },
   });
@@ -50,6 +60,17 @@ export function createParkingMetrics(registry: Registry, spotCounts: () => Promi
     labelNames: ['outcome'] as const,
     registers,
   });
+  const reservations = new Counter({
+    name: 'parking_reservations_total',
+    help: `Reservations by outcome: ${RESERVATION_OUTCOMES.join(', ')}`,
+    labelNames: ['outcome'] as const,
+    registers,
+  });
+  const holdFailures = new Counter({
+    name: 'parking_reservation_hold_failures_total',
+    help: 'Reservations due a held spot that found none free of their type (retried every minute until arrival)',
+    registers,
+  });
   const entryBy = Object.fromEntries(ENTRY_OUTCOMES.map((outcome) => [outcome, entries.labels(outcome)]));
   return {
     entered: () => entryBy.parked.inc(),
@@ -57,6 +78,8 @@ export function createParkingMetrics(registry: Registry, spotCounts: () => Promi
       entryBy[(error instanceof AppError && ENTRY_REFUSALS[error.code]) || 'rejected'].inc();
     },
     exit: (outcome: ExitOutcome) => exits.inc({ outcome }),
+    reservation: (outcome: ReservationOutcome, count = 1) => reservations.inc({ outcome }, count),
+    holdFailed: (count = 1) => holdFailures.inc(count),
   };
 }
 

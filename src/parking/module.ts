@@ -1,7 +1,7 @@
 import type { PaymentsApi } from '../payments/api.ts';
 import { retentionJob } from '../platform/jobs/retention.ts';
 import type { ServiceModule } from '../platform/module.ts';
-import { ticketArchive } from './archive.ts';
+import { reservationRetention, ticketArchive } from './archive.ts';
 import { createEvents } from './boards/events.ts';
 import { createLiveBoards } from './boards/live.ts';
 import { boardsRoutes } from './boards/routes.ts';
@@ -13,6 +13,7 @@ import { countingEntries, createParkingMetrics } from './metrics.ts';
 import { parkingMigrations } from './migrations/index.ts';
 import { parkingPages } from './pages/routes.ts';
 import { receiptRoutes } from './receipts/routes.ts';
+import { reservationRoutes } from './reservations/routes.ts';
 import { createParkingRepositories, createParkingService } from './service.ts';
 import { loadParkingSettings } from './settings.ts';
 import { ticketRoutes } from './tickets/routes.ts';
@@ -31,7 +32,9 @@ export const parkingModule: ServiceModule = {
     // `needs: ['payments']`: the platform created payments first; its public API is this.
     const payments = deps.modules.get('payments') as PaymentsApi;
     // Read at scrape time, from the boards' shared count.
-    const metrics = createParkingMetrics(deps.metrics.registry, () => service.spotCounts());
+    const metrics = createParkingMetrics(deps.metrics.registry, () => service.spotCounts(), {
+      reservations: lot.reservations !== undefined,
+    });
     const service = createParkingService({
       repositories: createParkingRepositories(deps.database.db),
       lot,
@@ -60,6 +63,7 @@ export const parkingModule: ServiceModule = {
         await app.register(receiptRoutes, { checkout: service });
         await app.register(boardsRoutes, { boards: service, live });
         await app.register(lotRoutes, { lot: service.lot });
+        await app.register(reservationRoutes, { reservations: service.reservations });
         await app.register(parkingPages, {
           service,
           timers: { idleResetMs: settings.panelIdleResetMs, doneResetMs: settings.panelDoneResetMs },
@@ -72,9 +76,21 @@ export const parkingModule: ServiceModule = {
           // Every minute (at second 45, off the other jobs' second): small batches, and a short
           // window (a soak run's) is kept to within a minute.
           '45 * * * * *',
-          [ticketArchive(deps.database.db, settings.archiveAfterMs)],
+          [
+            ticketArchive(deps.database.db, settings.archiveAfterMs),
+            reservationRetention(deps.database.db, settings.archiveAfterMs),
+          ],
           { clock: deps.clock, metrics: deps.metrics },
         ),
+        {
+          // Holds a spot for reservations starting within holdAheadMinutes, releases no-shows
+          // (README, "Reservations"); a lot without reservations does nothing.
+          name: 'parking.reservations',
+          schedule: '15 * * * * *',
+          run: async ({ tickAt }) => {
+            await service.reservations.runReservations(tickAt);
+          },
+        },
       ],
       close: () => live.close(),
     };

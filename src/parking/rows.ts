@@ -28,6 +28,9 @@ export const TICKET_COLUMNS = [
   'parking_tickets.paid_at as paidAt',
   'parking_tickets.current_payment_id as currentPaymentId',
   'parking_tickets.code',
+  'parking_tickets.reservation_id as reservationId',
+  'parking_tickets.reserved_from as reservedFrom',
+  'parking_tickets.reserved_until as reservedUntil',
 ] as const;
 
 export const PAYMENT_COLUMNS = [

@@ -61,6 +61,9 @@ export const Ticket = Type.Object({
   lostAt: Nullable(Timestamp),
   paidAt: Nullable(Timestamp),
   payment: Type.Union([Payment, Type.Null()]),
+  reservationId: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], {
+    description: 'The reservation the vehicle arrived on (its window is priced at the exit), or null',
+  }),
 });
 
 /** Documents an SSE endpoint (and keeps it out of the fuzzer, whose requests would never end). */

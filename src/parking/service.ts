@@ -13,12 +13,15 @@ import type { LotConfig } from './lot/config.ts';
 import { createLotRepository, type LotRepository } from './lot/repository.ts';
 import { createLotService } from './lot/service.ts';
 import type { ExitOutcome } from './metrics.ts';
+import { createReservationsRepository, type ReservationsRepository } from './reservations/repository.ts';
+import { createReservationsService, type ReservationMetrics } from './reservations/service.ts';
 
 export interface ParkingRepositories {
   lot: LotRepository;
   entry: EntryRepository;
   exit: ExitRepository;
   boards: BoardsRepository;
+  reservations: ReservationsRepository;
 }
 
 export function createParkingRepositories(db: Db): ParkingRepositories {
@@ -27,6 +30,7 @@ export function createParkingRepositories(db: Db): ParkingRepositories {
     entry: createEntryRepository(db),
     exit: createExitRepository(db),
     boards: createBoardsRepository(db),
+    reservations: createReservationsRepository(db),
   };
 }
 
@@ -40,16 +44,22 @@ export interface ParkingServiceDeps {
   clock: Clock;
   log: FastifyBaseLogger;
   /** Exits by outcome (`parking_exits_total`); tests that build the service alone pass none. */
-  metrics?: { exit(outcome: ExitOutcome): void };
+  metrics?: { exit(outcome: ExitOutcome): void } & ReservationMetrics;
 }
 
-/** The lot's use cases, one feature folder each: the lot's spots, entry, exit (checkout), boards. */
+/** The lot's use cases, one feature folder each: the lot's spots, entry, exit (checkout), boards, reservations. */
 export function createParkingService(deps: ParkingServiceDeps) {
   const { repositories, lot, payments, events, clock, log } = deps;
   return {
     lot,
     ...createLotService({ repository: repositories.lot, lot }),
-    ...createEntryService({ repository: repositories.entry, lot, events, clock }),
+    ...createEntryService({
+      repository: repositories.entry,
+      lot,
+      events,
+      clock,
+      onReservationUsed: () => deps.metrics?.reservation('used'),
+    }),
     ...createCheckout({
       repository: repositories.exit,
       lot,
@@ -60,6 +70,13 @@ export function createParkingService(deps: ParkingServiceDeps) {
       metrics: deps.metrics,
     }),
     ...createBoardsService({ repository: repositories.boards, lot, clock }),
+    reservations: createReservationsService({
+      repository: repositories.reservations,
+      lot,
+      events,
+      clock,
+      metrics: deps.metrics,
+    }),
   };
 }
 

@@ -7,6 +7,7 @@ export type ParkingTables = {
   parking_spots: ParkingSpotsTable;
   parking_tickets: ParkingTicketsTable;
   parking_payments: ParkingPaymentsTable;
+  parking_reservations: ParkingReservationsTable;
   /** Closed tickets and their payments, moved out of the live tables (archive.ts). */
   parking_tickets_archive: ParkingTicketsTable & Archived;
   parking_payments_archive: ParkingPaymentsTable & Archived;
@@ -35,6 +36,8 @@ export interface ParkingSpotsTable {
   retired: Generated<boolean>;
   ticket_id: string | null;
   occupied_at: Date | null;
+  /** The reservation this free spot is held for (reservations/); invisible to walk-ins while set. */
+  reservation_id: Generated<string | null>;
 }
 
 export interface ParkingTicketsTable {
@@ -54,6 +57,33 @@ export interface ParkingTicketsTable {
   current_payment_id: string | null;
   /** The short code printed on the ticket (tickets/codes.ts); null for tickets issued before codes. */
   code: string | null;
+  /** The reservation the vehicle arrived on, and its window: the exit prices at least that window. */
+  reservation_id: Generated<string | null>;
+  reserved_from: Generated<Date | null>;
+  reserved_until: Generated<Date | null>;
+}
+
+export type ReservationStatus = 'BOOKED' | 'HELD' | 'USED' | 'NO_SHOW' | 'CANCELLED';
+/** BOOKED and HELD reservations count against the lot's `reservations.spots`. */
+export const LIVE_RESERVATION: readonly ReservationStatus[] = ['BOOKED', 'HELD'];
+
+export interface ParkingReservationsTable {
+  id: string;
+  user_id: string;
+  license_plate: string;
+  vehicle_type: VehicleType;
+  spot_type: SpotType;
+  starts_at: Date;
+  ends_at: Date;
+  status: ReservationStatus;
+  /** The held spot (HELD), kept once used. */
+  spot_id: string | null;
+  floor: number | null;
+  ticket_id: string | null;
+  quote_minor: Int8;
+  currency: string;
+  created_at: Date;
+  updated_at: Date;
 }
 
 export interface ParkingPaymentsTable {
@@ -79,6 +109,11 @@ type CamelCased<Row> = { [K in keyof Row as Camel<K & string>]: Row[K] };
 
 /** A ticket as the repository returns it. */
 export type TicketRow = CamelCased<Selectable<ParkingTicketsTable>>;
+
+/** A reservation as the repository returns it: the quote fits a number. */
+export type ReservationRow = Omit<CamelCased<Selectable<ParkingReservationsTable>>, 'quoteMinor'> & {
+  quoteMinor: number;
+};
 
 /** A payment as the repository returns it: amounts and durations fit a number. */
 export type PaymentRow = Omit<CamelCased<Selectable<ParkingPaymentsTable>>, 'amountMinor' | 'durationMs'> & {

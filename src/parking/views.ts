@@ -20,6 +20,8 @@ export function ticketView(ticket: TicketRow, payment?: PaymentRow) {
     lostAt: ticket.lostAt?.toISOString() ?? null,
     paidAt: ticket.paidAt?.toISOString() ?? null,
     payment: payment ? paymentView(payment) : null,
+    /** The reservation the vehicle arrived on (its window is priced at the exit), or null. */
+    reservationId: ticket.reservationId,
   };
 }
 

@@ -6,7 +6,10 @@ import { parkingDb } from '../rows.ts';
 export interface FreeCount {
   floor: number;
   spotType: SpotType;
+  /** Neither occupied nor held for a reservation: what a walk-in may be given. */
   free: number;
+  /** Held for a reservation and not occupied yet. */
+  reserved: number;
   total: number;
 }
 
@@ -14,14 +17,17 @@ export interface FreeCount {
 export function createBoardsRepository(database: Db) {
   const db = parkingDb(database);
   return {
-    /** Free and total spots per floor and type (retired spots are not counted). */
+    /** Free, reserved (held) and total spots per floor and type (retired spots are not counted). */
     async freeCounts(): Promise<FreeCount[]> {
       return db
         .selectFrom('parking_spots')
         .select([
           'floor',
           'spot_type as spotType',
-          sql<number>`count(*) filter (where ticket_id is null)::int`.as('free'),
+          sql<number>`count(*) filter (where ticket_id is null and reservation_id is null)::int`.as('free'),
+          sql<number>`count(*) filter (where ticket_id is null and reservation_id is not null)::int`.as(
+            'reserved',
+          ),
           sql<number>`count(*)::int`.as('total'),
         ])
         .where((eb) => eb.not(eb.ref('retired')))

@@ -4,6 +4,11 @@ import { Timestamp } from '../schemas.ts';
 
 const Counts = Type.Object(Object.fromEntries(SPOT_TYPES.map((type) => [type, Type.Integer()])));
 
+const Reserved = Type.Object(Object.fromEntries(SPOT_TYPES.map((type) => [type, Type.Integer()])), {
+  description:
+    'Spots held for reservations, per type: not in `availableSpots` (no walk-in gets them) until the reservation arrives or lapses',
+});
+
 const Vehicles = Type.Object(
   Object.fromEntries(
     VEHICLE_TYPES.map((type) => [
@@ -32,6 +37,16 @@ export const Availability = Type.Object({
       large: Type.Integer(),
       handicapped: Type.Integer(),
       electric: Type.Integer(),
+      reserved: Type.Object(
+        {
+          motorcycle: Type.Integer(),
+          compact: Type.Integer(),
+          large: Type.Integer(),
+          handicapped: Type.Integer(),
+          electric: Type.Integer(),
+        },
+        { description: 'Spots held for reservations: neither free for a walk-in nor occupied' },
+      ),
     }),
   ),
 });
@@ -46,8 +61,16 @@ export const Boards = Type.Object({
       name: Type.String(),
       availableSpots: Counts,
       totalSpots: Counts,
+      reservedSpots: Reserved,
+      reserved: Type.Integer({ description: 'Spots of this floor held for reservations' }),
       vehicles: Vehicles,
     }),
   ),
-  total: Type.Object({ availableSpots: Counts, totalSpots: Counts, vehicles: Vehicles }),
+  total: Type.Object({
+    availableSpots: Counts,
+    totalSpots: Counts,
+    reservedSpots: Reserved,
+    reserved: Type.Integer({ description: 'Spots of the lot held for reservations' }),
+    vehicles: Vehicles,
+  }),
 });

@@ -19,12 +19,20 @@ const zeros = (): Record<SpotType, number> => ({
   ELECTRIC: 0,
 });
 
-/** Spec: `floors: [{floor, motorcycle, compact, large}]`, plus handicapped and electric. */
+/**
+ * Spec: `floors: [{floor, motorcycle, compact, large}]`, plus handicapped and electric; `reserved`
+ * counts the spots held for reservations (not free for a walk-in, not occupied either).
+ */
 export function availabilityView(lot: LotConfig, counts: FreeCount[]) {
+  const columns = () => ({ motorcycle: 0, compact: 0, large: 0, handicapped: 0, electric: 0 });
   return {
     floors: lot.floors.map((floor) => {
-      const row = { floor: floor.floor, motorcycle: 0, compact: 0, large: 0, handicapped: 0, electric: 0 };
-      for (const count of counts) if (count.floor === floor.floor) row[COLUMNS[count.spotType]] = count.free;
+      const row = { floor: floor.floor, ...columns(), reserved: columns() };
+      for (const count of counts) {
+        if (count.floor !== floor.floor) continue;
+        row[COLUMNS[count.spotType]] = count.free;
+        row.reserved[COLUMNS[count.spotType]] = count.reserved;
+      }
       return row;
     }),
   };
@@ -51,15 +59,19 @@ export function byVehicle(available: Record<SpotType, number>, capacity: Record<
 export function boardsView(lot: LotConfig, counts: FreeCount[], at: Date) {
   const total = zeros();
   const capacity = zeros();
+  const held = zeros();
   const boards = lot.floors.map((floor) => {
     const availableSpots = zeros();
     const totalSpots = zeros();
+    const reservedSpots = zeros();
     for (const count of counts) {
       if (count.floor !== floor.floor) continue;
       availableSpots[count.spotType] = count.free;
       totalSpots[count.spotType] = count.total;
+      reservedSpots[count.spotType] = count.reserved;
       total[count.spotType] += count.free;
       capacity[count.spotType] += count.total;
+      held[count.spotType] += count.reserved;
     }
     return {
       boardId: floor.boardId,
@@ -67,6 +79,8 @@ export function boardsView(lot: LotConfig, counts: FreeCount[], at: Date) {
       name: floor.name,
       availableSpots,
       totalSpots,
+      reservedSpots,
+      reserved: sum(reservedSpots),
       vehicles: byVehicle(availableSpots, totalSpots),
     };
   });
@@ -74,8 +88,16 @@ export function boardsView(lot: LotConfig, counts: FreeCount[], at: Date) {
     lot: { id: lot.id, name: lot.name },
     updatedAt: at.toISOString(),
     boards,
-    total: { availableSpots: total, totalSpots: capacity, vehicles: byVehicle(total, capacity) },
+    total: {
+      availableSpots: total,
+      totalSpots: capacity,
+      reservedSpots: held,
+      reserved: sum(held),
+      vehicles: byVehicle(total, capacity),
+    },
   };
 }
+
+const sum = (counts: Record<SpotType, number>) => Object.values(counts).reduce((a, b) => a + b, 0);
 
 export type BoardsView = ReturnType<typeof boardsView>;

@@ -202,12 +202,31 @@ describe('POST /api/v1/parking/entry', () => {
   });
 });
 
+/** Spots held for reservations, per type (this lot takes none). */
+const NONE_RESERVED = { motorcycle: 0, compact: 0, large: 0, handicapped: 0, electric: 0 };
+
 describe('availability, boards, tickets, lot', () => {
   test('GET /availability: the spec shape plus handicapped and electric, counting free spots', async () => {
     assert.deepEqual(await availability(), {
       floors: [
-        { floor: 1, motorcycle: 1, compact: 1, large: 1, handicapped: 1, electric: 1 },
-        { floor: 2, motorcycle: 1, compact: 1, large: 1, handicapped: 1, electric: 1 },
+        {
+          floor: 1,
+          motorcycle: 1,
+          compact: 1,
+          large: 1,
+          handicapped: 1,
+          electric: 1,
+          reserved: NONE_RESERVED,
+        },
+        {
+          floor: 2,
+          motorcycle: 1,
+          compact: 1,
+          large: 1,
+          handicapped: 1,
+          electric: 1,
+          reserved: NONE_RESERVED,
+        },
       ],
     });
     await enter({ licensePlate: 'A1', vehicleType: 'CAR' });
@@ -219,6 +238,7 @@ describe('availability, boards, tickets, lot', () => {
       large: 1,
       handicapped: 1,
       electric: 0,
+      reserved: NONE_RESERVED,
     });
   });
 

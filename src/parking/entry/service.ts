@@ -25,9 +25,22 @@ export function createEntryService(deps: {
   lot: LotConfig;
   events: ParkingEvents;
   clock: Clock;
+  /** Counts a reservation used (`parking_reservations_total{outcome="used"}`). */
+  onReservationUsed?: () => void;
 }) {
   const { repository, lot, clock, events } = deps;
-  const entries = createEntryBatcher(repository);
+  const rules = lot.reservations;
+  // A lot without reservations never looks for them: no query added to its entries.
+  const entries = createEntryBatcher(repository, {
+    reservations: rules && {
+      arrivals: (plates, at) =>
+        repository.arrivals(plates, at, {
+          holdAheadMs: rules.holdAheadMinutes * 60_000,
+          graceMs: rules.graceMinutes * 60_000,
+        }),
+      parkReserved: repository.parkReserved,
+    },
+  });
 
   async function enter(request: EntryRequest) {
     const licensePlate = plateOrThrow(request.licensePlate);
@@ -68,6 +81,7 @@ export function createEntryService(deps: {
       });
     }
     void events.spotsChanged(parked.entryTime);
+    if (parked.reservationId) deps.onReservationUsed?.();
     return ticketView(parked);
   }
 

@@ -9,7 +9,7 @@ import { panelOrThrow, plateOrThrow } from '../checks.ts';
 import { err } from '../errors.ts';
 import type { LotConfig } from '../lot/config.ts';
 import type { ExitOutcome } from '../metrics.ts';
-import { elapsedMs, feeFor } from '../pricing/pricing.ts';
+import { billedStay, elapsedMs, feeFor } from '../pricing/pricing.ts';
 import { receiptView } from '../receipts/receipt.ts';
 import type { PaymentRow, TicketRow } from '../tables.ts';
 import { parseTicketRef } from '../tickets/codes.ts';
@@ -175,11 +175,8 @@ export function createCheckout(deps: {
 
     const now = clock.now();
     const kind = ticket.status === 'LOST' ? 'LOST' : 'EXIT';
-    const stay = feeFor(
-      lot.pricing,
-      { vehicleType: ticket.vehicleType, entryTime: ticket.entryTime, exitTime: now },
-      lot.timeZone,
-    );
+    // A reserved stay pays its reserved window at least (README, "Reservations").
+    const stay = feeFor(lot.pricing, billedStay(ticket, now), lot.timeZone);
     // A lost ticket never costs less than keeping it would have: a flat fee below the hourly one
     // after a long stay would make "losing" the ticket the cheaper way out.
     const amountMinor = kind === 'LOST' ? Math.max(lot.lostTicketFeeMinor, stay) : stay;

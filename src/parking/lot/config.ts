@@ -9,6 +9,20 @@ import {
 } from '../pricing/pricing.ts';
 import { SPOT_TYPES, type SpotType, VEHICLE_TYPES, type VehicleType } from './allocation.ts';
 
+/** The lot's `reservations` section (README, "Reservations"); absent: the lot takes none. */
+export interface ReservationRules {
+  /** The most reservations of a spot type live at any one instant (types left out: none). */
+  spots: Partial<Record<SpotType, number>>;
+  /** A reservation holds a concrete spot from this long before its start. */
+  holdAheadMinutes: number;
+  /** After its start, a reservation waits this long for the vehicle, then is a no-show. */
+  graceMinutes: number;
+  /** How far ahead a reservation may start. */
+  maxDaysAhead: number;
+  /** Live (BOOKED or HELD) reservations one user may have at once. */
+  perUser: number;
+}
+
 /**
  * The one lot, read from a JSON file (env PARKING_LOT_CONFIG, default demo-lot.json beside this
  * file) and validated whole before anything starts: a mistake stops start-up with a message
@@ -39,6 +53,8 @@ export interface LotConfig {
   exitPanels: Panel[];
   /** In search order: the first floor with a fitting free spot is used. */
   floors: FloorConfig[];
+  /** Undefined: the lot takes no reservations. */
+  reservations?: ReservationRules;
 }
 
 /** A ConfigError, so main.ts reports it as a configuration problem and exits with status 2. */
@@ -93,6 +109,7 @@ export function parseLotConfig(json: unknown, source = 'lot config'): LotConfig 
     'entryPanels',
     'exitPanels',
     'floors',
+    'reservations',
   ]);
   const id = string(root.id, 'id', problem, ID);
   const name = string(root.name, 'name', problem);
@@ -151,6 +168,8 @@ export function parseLotConfig(json: unknown, source = 'lot config'): LotConfig 
   });
   if (spotIds.size > MAX_SPOTS)
     problem('floors', `hold ${spotIds.size} spots, at most ${MAX_SPOTS} are supported`);
+  const reservations =
+    root.reservations === undefined ? undefined : parseReservations(root.reservations, floors, problem);
 
   if (problems.length > 0) {
     throw new LotConfigError(`lot config ${source} is invalid: ${problems.join('; ')}`);
@@ -166,6 +185,41 @@ export function parseLotConfig(json: unknown, source = 'lot config'): LotConfig 
     entryPanels,
     exitPanels,
     floors,
+    ...(reservations ? { reservations } : {}),
+  };
+}
+
+/** `reservations`: per spot type at most the lot's spots of that type. */
+function parseReservations(value: unknown, floors: FloorConfig[], problem: Problem): ReservationRules {
+  const path = 'reservations';
+  const section = object(value, path, problem, [
+    'spots',
+    'holdAheadMinutes',
+    'graceMinutes',
+    'maxDaysAhead',
+    'perUser',
+  ]);
+  const counts = object(section.spots, `${path}.spots`, problem, SPOT_TYPES);
+  const spots: ReservationRules['spots'] = {};
+  for (const type of SPOT_TYPES) {
+    if (counts[type] === undefined) continue;
+    const inLot = floors.reduce(
+      (sum, floor) => sum + floor.spots.filter((spot) => spot.type === type).length,
+      0,
+    );
+    const count = integer(counts[type], `${path}.spots.${type}`, problem, 0, MAX_SPOTS);
+    if (count > inLot)
+      problem(`${path}.spots.${type}`, `is ${count}, but the lot has ${inLot} ${type} spots`);
+    spots[type] = count;
+  }
+  const minutes = (key: string, fallback: number, min: number, max: number) =>
+    section[key] === undefined ? fallback : integer(section[key], `${path}.${key}`, problem, min, max);
+  return {
+    spots,
+    holdAheadMinutes: minutes('holdAheadMinutes', 60, 0, 1440),
+    graceMinutes: minutes('graceMinutes', 30, 0, 1440),
+    maxDaysAhead: minutes('maxDaysAhead', 30, 1, 366),
+    perUser: minutes('perUser', 5, 1, 100),
   };
 }
 

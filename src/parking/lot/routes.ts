@@ -11,7 +11,11 @@ export const lotRoutes: FastifyPluginAsyncTypebox<{ lot: LotConfig }> = async (a
     '/api/v1/parking/lot',
     {
       config: access.public,
-      schema: { tags, summary: 'The lot: floors, panels, pricing, time zone', response: { 200: Lot } },
+      schema: {
+        tags,
+        summary: 'The lot: floors, panels, pricing, time zone, reservation rules',
+        response: { 200: Lot },
+      },
     },
     async () => {
       return {
@@ -29,6 +33,7 @@ export const lotRoutes: FastifyPluginAsyncTypebox<{ lot: LotConfig }> = async (a
           boardId: floor.boardId,
           spots: floor.spots.length,
         })),
+        reservations: lot.reservations ?? null,
       };
     },
   );

@@ -138,4 +138,67 @@ export const parkingMigrations: Migrations = {
       );
     },
   },
+  '004_reservations': {
+    async up(db: Kysely<unknown>) {
+      // A spot type booked for a time window (reservations/): held on a concrete spot shortly
+      // before it starts (`parking_spots.reservation_id`), used by the plate's entry, or ended.
+      await sql`
+        create table parking_reservations (
+          id uuid primary key,
+          user_id text not null,
+          license_plate text not null,
+          vehicle_type text not null check (vehicle_type in ('MOTORCYCLE', 'CAR', 'BUS')),
+          spot_type text not null check (spot_type in ('MOTORCYCLE', 'COMPACT', 'LARGE', 'HANDICAPPED', 'ELECTRIC')),
+          starts_at timestamptz not null,
+          ends_at timestamptz not null,
+          status text not null check (status in ('BOOKED', 'HELD', 'USED', 'NO_SHOW', 'CANCELLED')),
+          spot_id text,
+          floor int,
+          ticket_id uuid,
+          quote_minor bigint not null,
+          currency text not null,
+          created_at timestamptz not null,
+          updated_at timestamptz not null,
+          check (ends_at > starts_at)
+        )`.execute(db);
+      // Arrival by plate (one lookup per entry batch): only live reservations.
+      await sql`create index parking_reservations_plate_live on parking_reservations (license_plate, starts_at)
+        where status in ('BOOKED', 'HELD')`.execute(db);
+      // "My reservations".
+      await sql`create index parking_reservations_user on parking_reservations (user_id, starts_at)`.execute(
+        db,
+      );
+      // Admission (overlaps of one spot type) and the job's scans (holds due, no-shows), live only.
+      await sql`create index parking_reservations_type_live on parking_reservations (spot_type, starts_at)
+        where status in ('BOOKED', 'HELD')`.execute(db);
+      await sql`create index parking_reservations_live on parking_reservations (starts_at)
+        where status in ('BOOKED', 'HELD')`.execute(db);
+      // Retention: ended reservations, oldest first.
+      await sql`create index parking_reservations_ended on parking_reservations (updated_at)
+        where status in ('USED', 'NO_SHOW', 'CANCELLED')`.execute(db);
+
+      // A held spot: free of vehicles but kept for one reservation, invisible to walk-ins.
+      await sql`alter table parking_spots add column reservation_id uuid`.execute(db);
+      await sql`create unique index parking_spots_reservation on parking_spots (reservation_id)
+        where reservation_id is not null`.execute(db);
+      for (const vehicle of ['motorcycle', 'car', 'bus']) {
+        await sql.raw(`drop index parking_spots_free_${vehicle}`).execute(db);
+        await sql
+          .raw(
+            `create index parking_spots_free_${vehicle} on parking_spots (floor_order, rank_${vehicle}, position)
+             where ticket_id is null and reservation_id is null and rank_${vehicle} is not null`,
+          )
+          .execute(db);
+      }
+      // The reserved window travels with the ticket, so pricing at the exit needs no join.
+      for (const table of ['parking_tickets', 'parking_tickets_archive']) {
+        await sql
+          .raw(
+            `alter table ${table} add column reservation_id uuid,
+               add column reserved_from timestamptz, add column reserved_until timestamptz`,
+          )
+          .execute(db);
+      }
+    },
+  },
 };

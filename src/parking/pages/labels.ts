@@ -1,6 +1,8 @@
 import {
+  fits,
   fittingSpotTypes,
   NEEDS,
+  SPOT_TYPES,
   type SpotType,
   VEHICLE_TYPES,
   type VehicleType,
@@ -85,4 +87,25 @@ export function lotClock(iso: string | Date, timeZone: string): string {
     clocks.set(timeZone, format);
   }
   return format.format(new Date(iso));
+}
+
+/**
+ * The reservation form's choices: the spot types the lot takes reservations of, each with the
+ * vehicles it fits, and the vehicles that fit at least one of them (a bus: large spots only).
+ */
+export function reservationChoices(lot: LotConfig) {
+  const reservable = SPOT_TYPES.filter((type) => (lot.reservations?.spots[type] ?? 0) > 0);
+  return {
+    spotTypes: reservable.map((type) => ({
+      type,
+      label: SPOT_LABELS[type],
+      vehicles: VEHICLE_TYPES.filter((vehicle) => fits(vehicle, type)),
+    })),
+    vehicles: VEHICLE_TYPES.filter((vehicle) => reservable.some((type) => fits(vehicle, type))).map(
+      (type) => ({
+        type,
+        label: VEHICLE_LABELS[type].one,
+      }),
+    ),
+  };
 }

@@ -5,9 +5,17 @@ import { grants } from '../../platform/auth/keys.ts';
 import { AppError } from '../../platform/errors.ts';
 import { serveStatic } from '../../platform/pages/index.ts';
 import { describePricing } from '../pricing/pricing.ts';
+import { MIN_RESERVATION_MINUTES } from '../reservations/service.ts';
 import type { ParkingService } from '../service.ts';
 import { money } from '../views.ts';
-import { entryChoices, lotClock, SPOT_LABELS, VEHICLE_LABELS, vehicleLegend } from './labels.ts';
+import {
+  entryChoices,
+  lotClock,
+  reservationChoices,
+  SPOT_LABELS,
+  VEHICLE_LABELS,
+  vehicleLegend,
+} from './labels.ts';
 
 /** How long a panel keeps a driver's screen: idle (no touch or key), and after the gate opened. */
 export interface PanelTimers {
@@ -53,6 +61,22 @@ export const parkingPages: FastifyPluginAsyncTypebox<{
       lostTicketFee: `${money(lot.lostTicketFeeMinor).toFixed(2)} ${lot.currency}`,
       entryPanels: lot.entryPanels,
       exitPanels: lot.exitPanels,
+      reservations: lot.reservations !== undefined,
+    }),
+  );
+
+  // Public: the page signs a guest in (POST /api/v1/guests) and keeps its token, as booking does;
+  // the reservations are that guest's.
+  app.get('/parking/reserve', board, async (_request, reply) =>
+    reply.page('/parking/pages/reserve', {
+      ...common,
+      title: 'Reserve a spot',
+      rules: lot.reservations ?? null,
+      minMinutes: MIN_RESERVATION_MINUTES,
+      choices: reservationChoices(lot),
+      zoneName: lotClock(new Date(), lot.timeZone).split(' ').pop(),
+      pricing: describePricing(lot.pricing, lot.currency),
+      scripts: lot.reservations ? ['/static/parking/reserve.js'] : [],
     }),
   );
 

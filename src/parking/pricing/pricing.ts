@@ -45,6 +45,29 @@ export interface Stay {
   exitTime: Date;
 }
 
+/**
+ * What a ticket pays for when it leaves at `exitTime`: its stay, and for a vehicle that arrived on
+ * a reservation the reserved window at least, plus any time outside it
+ * ([min(entry, start), max(exit, end)]).
+ */
+export function billedStay(
+  ticket: {
+    vehicleType: VehicleType;
+    entryTime: Date;
+    reservedFrom: Date | null;
+    reservedUntil: Date | null;
+  },
+  exitTime: Date,
+): Stay {
+  const from = (ticket.reservedFrom ?? ticket.entryTime).getTime();
+  const until = (ticket.reservedUntil ?? exitTime).getTime();
+  return {
+    vehicleType: ticket.vehicleType,
+    entryTime: new Date(Math.min(from, ticket.entryTime.getTime())),
+    exitTime: new Date(Math.max(until, exitTime.getTime())),
+  };
+}
+
 /** The fee for a stay under a strategy, in minor units. */
 export function feeFor(pricing: Pricing, stay: Stay, timeZone: string): number {
   switch (pricing.strategy) {

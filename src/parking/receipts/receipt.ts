@@ -1,6 +1,13 @@
 import type { LotConfig } from '../lot/config.ts';
 import { VEHICLE_LABELS } from '../pages/labels.ts';
-import { dayOfWeekIn, describePricing, feeFor, formatDuration, type Pricing } from '../pricing/pricing.ts';
+import {
+  billedStay,
+  dayOfWeekIn,
+  describePricing,
+  feeFor,
+  formatDuration,
+  type Pricing,
+} from '../pricing/pricing.ts';
 import type { PaymentRow, TicketRow } from '../tables.ts';
 import { formatCode } from '../tickets/codes.ts';
 import { money } from '../views.ts';
@@ -69,7 +76,7 @@ export function lotDateTime(instant: Date, timeZone: string): string {
  * charged rather than naming a rule that did not apply.
  */
 export function ruleApplied(lot: LotConfig, ticket: TicketRow, exitTime: Date, payment: PaymentRow): string {
-  const stay = { vehicleType: ticket.vehicleType, entryTime: ticket.entryTime, exitTime };
+  const stay = billedStay(ticket, exitTime);
   const fee = feeFor(lot.pricing, stay, lot.timeZone);
   const cash = (minor: number) => `${money(minor).toFixed(2)} ${lot.currency}`;
   if (payment.kind === 'LOST') {
@@ -80,12 +87,13 @@ export function ruleApplied(lot: LotConfig, ticket: TicketRow, exitTime: Date, p
         : `Lost ticket: the fee the stay reached, ${cash(fee)} (more than the lost-ticket fee ${cash(lost)})`;
     }
   } else if (payment.amountMinor === fee) {
-    return stayRule(lot.pricing, stay, lot.timeZone, cash);
+    const rule = stayRule(lot.pricing, stay, lot.timeZone, cash);
+    return ticket.reservedFrom ? `${rule} (reserved stay: the reserved window at least)` : rule;
   }
   return `As charged at the exit under the lot's prices then (now: ${describePricing(lot.pricing, lot.currency)})`;
 }
 
-function stayRule(
+export function stayRule(
   pricing: Pricing,
   stay: { vehicleType: TicketRow['vehicleType']; entryTime: Date; exitTime: Date },
   timeZone: string,

@@ -26,7 +26,17 @@ function render(snapshot) {
     const section = document.querySelector(`[data-board="${CSS.escape(board.boardId)}"]`);
     if (!section) continue;
     for (const [type, free] of Object.entries(board.availableSpots)) {
-      setCount(section.querySelector(`[data-type="${type}"]`), free);
+      const element = section.querySelector(`[data-type="${type}"]`);
+      setCount(element, free);
+      const held = board.reservedSpots[type];
+      const note = element?.querySelector('[data-type-reserved]');
+      if (note) note.textContent = held ? ` · ${held} reserved` : '';
+    }
+    // Spots held for reservations: neither free for a walk-in nor occupied.
+    const reserved = section.querySelector('[data-reserved]');
+    if (reserved) {
+      reserved.textContent = `${board.reserved} reserved`;
+      reserved.hidden = board.reserved === 0;
     }
     const counts = Object.entries(board.vehicles);
     for (const [vehicle, count] of counts) {
@@ -40,6 +50,11 @@ function render(snapshot) {
   for (const [type, free] of Object.entries(snapshot.total.availableSpots)) {
     const element = document.querySelector(`[data-total="${type}"] [data-free]`);
     if (element) element.textContent = String(free);
+  }
+  const totalReserved = document.querySelector('[data-total-reserved]');
+  if (totalReserved) {
+    totalReserved.textContent = `${snapshot.total.reserved} reserved`;
+    totalReserved.hidden = snapshot.total.reserved === 0;
   }
   for (const [vehicle, count] of Object.entries(snapshot.total.vehicles)) {
     setCount(document.querySelector(`[data-total-vehicle="${vehicle}"]`), count.available, count.full);
