@@ -165,6 +165,12 @@ export function createCheckout(deps: {
     return receiptView(lot, ticket, current);
   }
 
+  /** The payment a ticket's holder can pay now (waiting, or declined and open to another card), if any. */
+  async function dueNow(ref: string): Promise<PaymentRow | undefined> {
+    const { current } = await ticketWithPayments(ref);
+    return current && payable(current) ? current : undefined;
+  }
+
   /** The ticket's live payment, or a new one for the fee due now. */
   async function currentPayment(state: ExitState, panelId: string | null, tries = 3): Promise<PaymentRow> {
     const { ticket, current } = state;
@@ -201,8 +207,9 @@ export function createCheckout(deps: {
         // A declined card leaves this payment payable (panel and page alike); it is withdrawn
         // (payments `cancel`, final) before a newer one is made, so two are never payable at once.
         allowRetry: true,
-        // An old page of a withdrawn payment points here: the ticket's status names the payment due now.
-        returnUrl: `/api/v1/parking/tickets/${ticket.id}`,
+        // The ticket's page: its receipt once paid, else a link to the payment due now (where an
+        // old page of a withdrawn payment sends the driver).
+        returnUrl: `/parking/receipts/${ticket.id}`,
       });
     } catch (error) {
       // Another exit of this ticket created the n-th payment first with another amount (an hour
@@ -360,7 +367,7 @@ export function createCheckout(deps: {
     return answer(after.ticket, after.current ?? payment);
   }
 
-  return { ticket, exit, reportLost, refund, handleOutcome, resolve, ticketWithPayments, receipt };
+  return { ticket, exit, reportLost, refund, handleOutcome, resolve, ticketWithPayments, receipt, dueNow };
 }
 
 /** A ticket nobody has, in the words a driver at a panel can act on. */
