@@ -200,6 +200,20 @@ describe('a declined card can be followed by another', () => {
     assert.equal((await payOnPage(declined.paymentId, TEST_CARDS.success)).statusCode, 409);
   });
 
+  test("a card at the panel while the page's retry is still charging: 202 waiting, never 402; one charge", async () => {
+    const id = await parked();
+    const problem = (await exit(t, id, { card: TEST_CARDS.declined })).json();
+    const onPage = await payOnPage(problem.paymentId, TEST_CARDS.noAnswer);
+    assert.equal(onPage.statusCode, 202, onPage.body);
+    const panel = await exit(t, id, { card: TEST_CARDS.success });
+    assert.equal(panel.statusCode, 202, panel.body);
+    assert.deepEqual([panel.json().paymentId, panel.json().status], [problem.paymentId, 'PENDING']);
+    await payments.sandbox.settle(problem.paymentId, 'succeeded');
+    assert.equal((await ticket(id)).status, 'PAID');
+    assert.deepEqual(await charges(problem.paymentId), ['failed 0002', 'succeeded 0119']);
+    assert.equal(await gateOpenings(id), 1);
+  });
+
   test('a retry at the panel and on the page at once charges once', async () => {
     for (let round = 0; round < 4; round++) {
       const id = await parked();
