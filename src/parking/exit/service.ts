@@ -278,8 +278,8 @@ export function createCheckout(deps: {
       // from payments, whose outcome may not have reached this ticket yet.
       const busy = ['payment_already_completed', 'payment_in_progress', 'payment_not_payable'];
       if (!(error instanceof AppError && busy.includes(error.code))) throw error;
-      const now = await payments.get(payment.id);
-      if (now) await handleOutcome(now);
+      const latest = await payments.get(payment.id);
+      if (latest) await handleOutcome(latest);
     }
     return (await repository.payment(payment.id)) ?? payment;
   }

@@ -125,11 +125,11 @@ function showDue(body) {
     const failed = JSON.parse(event.data);
     // A withdrawn older payment of the ticket fails too; only the one shown here matters.
     if (failed.paymentId !== current.paymentId) return;
+    // The same words as the 402 answer to a card here (this event may arrive before or after it).
     show(result, 'bad', 'Payment failed — the gate stays closed', [
-      declineText(failed.reason),
       failed.reason === 'canceled'
-        ? 'Nothing was charged. Press "Show amount" again for the amount due now.'
-        : 'Nothing was charged: try another card here, or on your phone.',
+        ? `${declineText(failed.reason)} Nothing was charged. Press "Show amount" again for the amount due now.`
+        : `${declineText(failed.reason)} Nothing was charged and the gate stays closed: try another card, or pay on your phone.`,
     ]);
   });
 }
