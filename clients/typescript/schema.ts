@@ -1689,7 +1689,7 @@ export interface paths {
         put?: never;
         /**
          * A vehicle leaves: the fee and its payment (paid at once with a card, or later on paymentUrl)
-         * @description `ticketId` takes the ticket id or the short code printed on the ticket (a typo: 404 in words). Without `payment` the answer holds a PENDING payment and its hosted `paymentUrl`; asking again returns the same payment. With `payment` (card details) the card is charged once: COMPLETED frees the spot and opens the gate; a declined card is a 402 and the ticket stays ACTIVE. Paying needs an `Idempotency-Key` header: the same key and body replay the first answer; the panel's key sent again for another ticket or card → 422 `idempotency_key_reused`, nothing charged.
+         * @description `ticketId` takes the ticket id or the short code printed on the ticket (a typo: 404 in words). Without `payment` the answer holds the ticket's payment and its hosted `paymentUrl`: PENDING, or FAILED after a declined card (still payable there or here with another card); asking again returns the same payment. With `payment` (card details) the card is charged once: COMPLETED frees the spot and opens the gate; a declined card is a 402 (the driver's message in `detail`: nothing was charged, try another card) and the ticket stays ACTIVE with the same payment payable, so the next card (a new Idempotency-Key) retries that payment rather than making a second one. After the lot's exit grace period an unpaid payment, declined or not, is withdrawn (its page can no longer be paid) and a new one made for the fee due then. Paying needs an `Idempotency-Key` header: the same key and body replay the first answer; the panel's key sent again for another ticket or card → 422 `idempotency_key_reused`, nothing charged.
          *
          *     Caller: an operator with `parking:panel`.
          */
@@ -1711,7 +1711,7 @@ export interface paths {
         put?: never;
         /**
          * Lost ticket: find the vehicle by plate, mark the ticket LOST, charge the lost-ticket fee
-         * @description The fee is the lot's lost-ticket fee or, when more, the fee the stay has reached so far under the lot's pricing. An exit payment already waiting is withdrawn first. Paying needs an `Idempotency-Key` header; the attendant's key sent again for another plate → 422 `idempotency_key_reused`, nothing changed.
+         * @description The fee is the lot's lost-ticket fee or, when more, the fee the stay has reached so far under the lot's pricing. An exit payment still unpaid (waiting, or declined) is withdrawn first: its page can no longer be paid; 409 `payment_pending` while a card is being charged for it. Paying needs an `Idempotency-Key` header; the attendant's key sent again for another plate → 422 `idempotency_key_reused`, nothing changed.
          *
          *     Caller: an operator with `parking:attendant`.
          */
@@ -12554,7 +12554,10 @@ export interface operations {
                             amount: number;
                             currency: string;
                             duration: string;
-                            /** @enum {unknown} */
+                            /**
+                             * @description FAILED with `failureReason`: a card was declined, and the payment stays payable with another card (at the panel or on its page) until the exit grace period or a lost ticket withdraws it (`failureReason: canceled`, final)
+                             * @enum {unknown}
+                             */
                             status: "PENDING" | "COMPLETED" | "FAILED" | "REFUNDED";
                             paymentUrl: string;
                             failureReason: string | null;
@@ -12702,7 +12705,10 @@ export interface operations {
                         paymentId: string;
                         /** @description Hosted payment page */
                         paymentUrl: string;
-                        /** @enum {unknown} */
+                        /**
+                         * @description FAILED with `failureReason`: a card was declined, and the payment stays payable with another card (at the panel or on its page) until the exit grace period or a lost ticket withdraws it (`failureReason: canceled`, final)
+                         * @enum {unknown}
+                         */
                         status: "PENDING" | "COMPLETED" | "FAILED" | "REFUNDED";
                         /**
                          * @description EXIT: the fee of the stay; LOST: the lost-ticket fee
@@ -12798,7 +12804,10 @@ export interface operations {
                         paymentId: string;
                         /** @description Hosted payment page */
                         paymentUrl: string;
-                        /** @enum {unknown} */
+                        /**
+                         * @description FAILED with `failureReason`: a card was declined, and the payment stays payable with another card (at the panel or on its page) until the exit grace period or a lost ticket withdraws it (`failureReason: canceled`, final)
+                         * @enum {unknown}
+                         */
                         status: "PENDING" | "COMPLETED" | "FAILED" | "REFUNDED";
                         /**
                          * @description EXIT: the fee of the stay; LOST: the lost-ticket fee
@@ -13018,7 +13027,10 @@ export interface operations {
                         paymentId: string;
                         /** @description Hosted payment page */
                         paymentUrl: string;
-                        /** @enum {unknown} */
+                        /**
+                         * @description FAILED with `failureReason`: a card was declined, and the payment stays payable with another card (at the panel or on its page) until the exit grace period or a lost ticket withdraws it (`failureReason: canceled`, final)
+                         * @enum {unknown}
+                         */
                         status: "PENDING" | "COMPLETED" | "FAILED" | "REFUNDED";
                         /**
                          * @description EXIT: the fee of the stay; LOST: the lost-ticket fee
@@ -13114,7 +13126,10 @@ export interface operations {
                         paymentId: string;
                         /** @description Hosted payment page */
                         paymentUrl: string;
-                        /** @enum {unknown} */
+                        /**
+                         * @description FAILED with `failureReason`: a card was declined, and the payment stays payable with another card (at the panel or on its page) until the exit grace period or a lost ticket withdraws it (`failureReason: canceled`, final)
+                         * @enum {unknown}
+                         */
                         status: "PENDING" | "COMPLETED" | "FAILED" | "REFUNDED";
                         /**
                          * @description EXIT: the fee of the stay; LOST: the lost-ticket fee
@@ -13331,7 +13346,10 @@ export interface operations {
                             amount: number;
                             currency: string;
                             duration: string;
-                            /** @enum {unknown} */
+                            /**
+                             * @description FAILED with `failureReason`: a card was declined, and the payment stays payable with another card (at the panel or on its page) until the exit grace period or a lost ticket withdraws it (`failureReason: canceled`, final)
+                             * @enum {unknown}
+                             */
                             status: "PENDING" | "COMPLETED" | "FAILED" | "REFUNDED";
                             paymentUrl: string;
                             failureReason: string | null;
@@ -13474,7 +13492,10 @@ export interface operations {
                         paymentId: string;
                         /** @description Hosted payment page */
                         paymentUrl: string;
-                        /** @enum {unknown} */
+                        /**
+                         * @description FAILED with `failureReason`: a card was declined, and the payment stays payable with another card (at the panel or on its page) until the exit grace period or a lost ticket withdraws it (`failureReason: canceled`, final)
+                         * @enum {unknown}
+                         */
                         status: "PENDING" | "COMPLETED" | "FAILED" | "REFUNDED";
                         /**
                          * @description EXIT: the fee of the stay; LOST: the lost-ticket fee

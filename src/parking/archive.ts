@@ -10,7 +10,7 @@ const TICKET_COLUMNS = sql.raw(
 );
 const PAYMENT_COLUMNS = sql.raw(
   `id, ticket_id, kind, amount_minor, currency, status, payment_url, failure_reason, duration_ms,
-   created_at, updated_at`,
+   created_at, updated_at, retryable`,
 );
 
 /**

@@ -45,6 +45,7 @@ export const PAYMENT_COLUMNS = [
   'parking_payments.duration_ms as durationMs',
   'parking_payments.created_at as createdAt',
   'parking_payments.updated_at as updatedAt',
+  'parking_payments.retryable',
 ] as const;
 
 /** The same ticket columns for the raw statements' `returning` (the arbiter). */

@@ -29,7 +29,10 @@ export const TicketCode = Type.Union(
   },
 );
 
-export const PaymentStatus = Type.Enum(['PENDING', 'COMPLETED', 'FAILED', 'REFUNDED']);
+export const PaymentStatus = Type.Enum(['PENDING', 'COMPLETED', 'FAILED', 'REFUNDED'], {
+  description:
+    'FAILED with `failureReason`: a card was declined, and the payment stays payable with another card (at the panel or on its page) until the exit grace period or a lost ticket withdraws it (`failureReason: canceled`, final)',
+});
 export const PaymentKind = Type.Enum(['EXIT', 'LOST'], {
   description: 'EXIT: the fee of the stay; LOST: the lost-ticket fee',
 });

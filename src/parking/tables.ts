@@ -99,6 +99,11 @@ export interface ParkingPaymentsTable {
   duration_ms: Int8;
   created_at: Date;
   updated_at: Date;
+  /**
+   * FAILED but still payable with another card (payments `allowRetry`, not withdrawn): still the
+   * ticket's live payment (migration 004). False for payments recorded before retries existed.
+   */
+  retryable: Generated<boolean>;
 }
 
 /** `license_plate` → `licensePlate`: the service reads rows under camelCase names. */

@@ -9,7 +9,8 @@ export type PaymentPurpose = 'booking' | 'parking';
 
 /**
  * PENDING → COMPLETED | FAILED; COMPLETED → REFUNDED (when refunds reach the amount);
- * FAILED → PENDING only for payments created with `allowRetry` (a new card attempt).
+ * FAILED → PENDING only for payments created with `allowRetry` and not withdrawn (`cancel`): a new
+ * card attempt.
  */
 export type PaymentStatus = 'PENDING' | 'COMPLETED' | 'FAILED' | 'REFUNDED';
 
@@ -33,7 +34,10 @@ export interface Payment {
   /** ISO 4217, upper case; every supported currency has two decimals. */
   currency: string;
   status: PaymentStatus;
-  /** Whether a FAILED payment may be paid again with another card (parking: yes; booking: no). */
+  /**
+   * Whether a FAILED payment may be paid again with another card (booking and parking: yes, both
+   * create their payments with it). False once the payment was withdrawn with `cancel`.
+   */
   allowRetry: boolean;
   /** Last four digits and brand of the card of the latest attempt; the full number is never kept. */
   cardLast4: string | null;
@@ -70,7 +74,10 @@ export interface CreatePaymentInput {
    * 24 h); the same key with another amount, currency or reference → 422 `idempotency_key_reused`.
    */
   idempotencyKey?: string;
-  /** Default false: a declined payment is final (booking). True: the payer may try another card (parking). */
+  /**
+   * Default false: a declined payment is final. True: the payer may try another card on the same
+   * payment (booking and parking), until the owner withdraws it with `cancel`.
+   */
   allowRetry?: boolean;
   returnUrl?: string;
 }
@@ -122,7 +129,11 @@ export interface PaymentsApi {
    */
   refund(paymentId: string, options: RefundOptions): Promise<Payment>;
 
-  /** Gives up on a PENDING payment nobody has paid yet (→ FAILED, code `canceled`); 409 while a charge is outstanding or once paid. */
+  /**
+   * Withdraws a payment nobody is paying: PENDING, or FAILED and open to another card (→ FAILED,
+   * code `canceled`, `allowRetry` false: final, its page says it was replaced). Returns a payment
+   * already final as it is; 409 while a charge is outstanding or once paid.
+   */
   cancel(paymentId: string, reason?: string): Promise<Payment>;
 
   /** Undefined when unknown. */

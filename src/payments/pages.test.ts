@@ -72,8 +72,17 @@ test('a declined payment shows why; a processing one says so; neither offers the
   const retryable = await create({ allowRetry: true });
   await api.pay(retryable.id, card(TEST_CARDS.declined));
   const retryPage = await page(retryable.id);
-  assert.match(retryPage.body, /You can try another card/);
+  assert.match(retryPage.body, /The card was declined\. Nothing was charged: you can try another card\./);
   assert.match(retryPage.body, /<form id="pay-form"/);
+
+  // Withdrawn by its owner (replaced by a new payment): said in words, no form, the owner's link.
+  const replaced = await create({ allowRetry: true, returnUrl: '/parking' });
+  await api.pay(replaced.id, card(TEST_CARDS.declined));
+  await api.cancel(replaced.id, 'superseded by a new amount');
+  const replacedPage = await page(replaced.id);
+  assert.match(replacedPage.body, /This payment was replaced or withdrawn and can no longer be paid/);
+  assert.doesNotMatch(replacedPage.body, /<form/);
+  assert.match(replacedPage.body, /href="\/parking">See what is due now/);
 
   const processing = await create();
   await api.pay(processing.id, card(TEST_CARDS.noAnswer));

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { browserSkipReason, launchBrowser, screenshot } from '../../test/support/browser.ts';
+import { browserSkipReason, fillCard, launchBrowser, screenshot } from '../../test/support/browser.ts';
 import { paymentsApi } from '../../test/support/payments.ts';
 import { createTestApp, type TestApp } from '../../test/support/platform.ts';
 import { type PaymentsApi, TEST_CARDS } from './api.ts';
@@ -48,9 +48,7 @@ async function openPage(allowRetry: boolean): Promise<{ page: Page; id: string; 
 }
 
 async function fill(page: Page, number: string, exp = '12/30', cvc = '123') {
-  await page.fill('#card_number', number);
-  await page.fill('#exp', exp);
-  await page.fill('#cvc', cvc);
+  await fillCard(page, { number, exp, cvc });
   await page.click('#pay-button');
 }
 
@@ -116,9 +114,7 @@ for (const [name, viewport] of Object.entries({
     assert.equal(await page.evaluate(() => document.activeElement?.id), 'card_number', 'focus on the first');
     await screenshot(page, `payments-card-form-empty-${name}`);
 
-    await page.fill('#card_number', '4242 4242 4242 4241');
-    await page.fill('#exp', '01/20');
-    await page.fill('#cvc', '12');
+    await fillCard(page, { number: '4242 4242 4242 4241', exp: '01/20', cvc: '12' });
     await page.click('#pay-button');
     assert.match(await said('card_number'), /not a valid card number/);
     assert.equal(await said('exp'), 'This card has expired.');
@@ -129,9 +125,7 @@ for (const [name, viewport] of Object.entries({
     assert.deepEqual(sent, [], 'nothing was sent');
     assert.ok((await page.evaluate(() => document.documentElement.scrollWidth)) <= viewport.width);
 
-    await page.fill('#card_number', '4242 4242 4242 4242');
-    await page.fill('#exp', '12/30');
-    await page.fill('#cvc', '123');
+    await fillCard(page, '4242 4242 4242 4242');
     await page.click('#pay-button');
     await page.waitForSelector('#pay-result[data-tone="ok"]');
     assert.equal((await api.get(id))?.status, 'COMPLETED');

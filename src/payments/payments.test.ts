@@ -238,6 +238,30 @@ describe('creating and canceling', () => {
     await api.pay(paid.id, card(TEST_CARDS.success));
     await assert.rejects(api.cancel(paid.id), { code: 'payment_already_completed', status: 409 });
   });
+
+  test('cancel withdraws a declined payment open to another card for good; not while a retry is charging', async () => {
+    const payment = await newPayment({ allowRetry: true });
+    await api.pay(payment.id, card(TEST_CARDS.declined));
+    const canceled = await api.cancel(payment.id, 'superseded by a new amount');
+    assert.deepEqual(
+      [canceled.status, canceled.failureCode, canceled.allowRetry],
+      ['FAILED', 'canceled', false],
+    );
+    assert.deepEqual(eventsFor(payment.id), ['payment.failed', 'payment.failed']);
+    const refused = await payOverHttp(payment.id, TEST_CARDS.success);
+    assertProblem(refused, 409, 'payment_not_payable');
+    assert.match(refused.json().detail, /withdrawn/);
+    await assert.rejects(api.pay(payment.id, card(TEST_CARDS.success)), { code: 'payment_not_payable' });
+    assert.equal((await api.cancel(payment.id)).failureCode, 'canceled', 'idempotent');
+
+    const retrying = await newPayment({ allowRetry: true });
+    await api.pay(retrying.id, card(TEST_CARDS.declined));
+    assert.equal(
+      (await api.pay(retrying.id, card(TEST_CARDS.noAnswer), { timeoutMs: 50 })).status,
+      'PENDING',
+    );
+    await assert.rejects(api.cancel(retrying.id), { code: 'payment_in_progress' });
+  });
 });
 
 describe('refunds', () => {

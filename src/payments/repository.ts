@@ -174,14 +174,23 @@ export function createPaymentsRepository(database: Db) {
         .executeTakeFirst();
     },
 
-    /** PENDING with no outstanding charge → FAILED (`canceled`). */
+    /**
+     * PENDING, or FAILED and open to another card, with no outstanding charge → FAILED
+     * (`canceled`) for good: `allow_retry` goes, so `claimAttempt` never takes it again. The same
+     * row lock orders it against a claim: whichever commits first wins, the other finds nothing.
+     */
     async cancel(id: string, failure: Failure, now: Date) {
       return db
         .updateTable('payments')
-        .set(failedFields(failure, now))
+        .set({ ...failedFields(failure, now), allow_retry: false })
         .where('id', '=', id)
-        .where('status', '=', 'PENDING')
         .where('attempt_id', 'is', null)
+        .where((eb) =>
+          eb.or([
+            eb('status', '=', 'PENDING'),
+            eb.and([eb('status', '=', 'FAILED'), eb('allow_retry', '=', true)]),
+          ]),
+        )
         .returningAll()
         .executeTakeFirst();
     },

@@ -185,7 +185,10 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
       }
       if (current.status === 'FAILED' && !current.allow_retry) {
         throw paymentError('payment_not_payable', {
-          detail: `Payment ${row.id} failed (${current.failure_code}); start a new one`,
+          detail:
+            current.failure_code === 'canceled'
+              ? `Payment ${row.id} was withdrawn (replaced by a new payment or given up); nothing was charged`
+              : `Payment ${row.id} failed (${current.failure_code}); start a new one`,
           extras: { payment_status: current.status },
         });
       }

@@ -46,6 +46,24 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   return path;
 }
 
+/** A card for `fillCard`: the number, and the expiry (MM/YY) and CVC when not the usual ones. */
+export interface TestCard {
+  number: string;
+  exp?: string;
+  cvc?: string;
+}
+
+/**
+ * Types a card into the page's card form (the one platform component of the exit panel, the seat
+ * map and the hosted payment page, whatever id its number field has); does not submit it.
+ */
+export async function fillCard(page: Page, card: string | TestCard): Promise<void> {
+  const { number, exp = '12/30', cvc = '123' } = typeof card === 'string' ? { number: card } : card;
+  await page.fill('[data-card-field="number"]', number);
+  await page.fill('[data-card-field="exp"]', exp);
+  await page.fill('[data-card-field="cvc"]', cvc);
+}
+
 /** One axe-core rule broken on a page, with the elements (CSS selectors) that break it. */
 export interface AxeViolation {
   id: string;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { browserSuite, screenshot } from '../../../test/support/browser.ts';
+import { browserSuite, fillCard, screenshot } from '../../../test/support/browser.ts';
 
 /**
  * The whole path in a real browser on the real app (demo catalogue): search with autocomplete,
@@ -67,9 +67,7 @@ test('search, pick two seats, hold, pay with the test card, see the QR; another 
   assert.match((await page.textContent('#countdown')) ?? '', /^(09:5\d|10:00)$/);
   await screenshot(page, 'booking-seatmap-held');
 
-  await page.fill('#card', '4242 4242 4242 4242');
-  await page.fill('#exp', '12/30');
-  await page.fill('#cvc', '123');
+  await fillCard(page, '4242 4242 4242 4242');
   await page.click('#pay');
   await page.waitForURL(/\/bookings\/[0-9a-f-]{36}$/);
   const qr = page.locator('img#qr');

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
-import { browserSuite, screenshot } from '../../../test/support/browser.ts';
+import { browserSuite, fillCard, screenshot } from '../../../test/support/browser.ts';
 
 /**
  * The seat map as people use it, in Chromium at desktop (1280×800) and phone (390×844) sizes on
@@ -247,9 +247,7 @@ for (const [name, size] of Object.entries({ desktop: DESKTOP, phone: PHONE })) {
 
     const email = `${name}-declined@example.com`;
     await page.fill('#email', email);
-    await page.fill('#exp', '12/30');
-    await page.fill('#cvc', '123');
-    await page.fill('#card', '4000 0000 0000 0002');
+    await fillCard(page, '4000 0000 0000 0002');
     await page.click('#pay');
     await page.locator('#message', { hasText: /declined/i }).waitFor();
     assert.match((await page.textContent('#message')) ?? '', /try another card/);
@@ -257,7 +255,7 @@ for (const [name, size] of Object.entries({ desktop: DESKTOP, phone: PHONE })) {
     assert.equal(await page.textContent('#held-seats'), picked.join(', '));
     await screenshot(page, `seatmap-${name}-declined-retry`);
 
-    await page.fill('#card', '4242 4242 4242 4242');
+    await fillCard(page, '4242 4242 4242 4242');
     await page.click('#pay');
     await page.waitForURL(/\/bookings\/[0-9a-f-]{36}$/);
     await page.locator('#booking-status', { hasText: 'CONFIRMED' }).waitFor();

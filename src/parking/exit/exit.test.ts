@@ -155,7 +155,7 @@ describe('POST /api/v1/parking/exit', () => {
     assert.equal((await ticket(id)).status, 'PAID');
   });
 
-  test('a declined card: 402, ticket ACTIVE, spot occupied; another card then pays a new payment', async () => {
+  test('a declined card: 402, ticket ACTIVE, spot occupied; another card then pays the same payment', async () => {
     const id = await parked();
     const free = await freeCompact();
     const declined = await exit(t, id, { card: TEST_CARDS.declined });
@@ -174,11 +174,11 @@ describe('POST /api/v1/parking/exit', () => {
 
     const retried = await exit(t, id, { card: TEST_CARDS.success });
     assert.equal(retried.statusCode, 200);
-    assert.notEqual(retried.json().paymentId, problem.paymentId);
+    assert.equal(retried.json().paymentId, problem.paymentId, 'the declined payment, paid again');
     assert.equal(retried.json().ticketStatus, 'PAID');
     assert.deepEqual(
-      (await payments.listByReference('parking', id)).map((payment) => payment.status).sort(),
-      ['COMPLETED', 'FAILED'],
+      (await payments.listByReference('parking', id)).map((payment) => payment.status),
+      ['COMPLETED'],
     );
   });
 

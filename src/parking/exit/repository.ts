@@ -45,6 +45,7 @@ export function createExitRepository(database: Db) {
         'p.duration_ms as p_durationMs',
         'p.created_at as p_createdAt',
         'p.updated_at as p_updatedAt',
+        'p.retryable as p_retryable',
       ])
       // One statement text whatever the batch size.
       .where('parking_tickets.id', '=', sql<string>`any(${ticketIds}::uuid[])`)
@@ -217,6 +218,45 @@ export function createExitRepository(database: Db) {
       return row && numbers(row);
     },
 
+    /**
+     * A payment declined or withdrawn: FAILED, and still the ticket's live payment while
+     * `retryable` (another card may pay it). Only a payment still waiting or open to another card
+     * changes, so a withdrawn one never becomes payable again here.
+     */
+    async failPayment(
+      paymentId: string,
+      failureReason: string,
+      retryable: boolean,
+      at: Date,
+    ): Promise<PaymentRow | undefined> {
+      const row = await db
+        .updateTable('parking_payments')
+        .set({ status: 'FAILED', failure_reason: failureReason, retryable, updated_at: at })
+        .where('id', '=', paymentId)
+        .where((eb) =>
+          eb.or([
+            eb('status', '=', 'PENDING'),
+            eb.and([eb('status', '=', 'FAILED'), eb('retryable', '=', true)]),
+          ]),
+        )
+        .returning(PAYMENT_COLUMNS)
+        .executeTakeFirst();
+      return row && numbers(row);
+    },
+
+    /** A declined payment being paid again with another card: FAILED (still open) → PENDING. */
+    async reopenPayment(paymentId: string, at: Date): Promise<PaymentRow | undefined> {
+      const row = await db
+        .updateTable('parking_payments')
+        .set({ status: 'PENDING', failure_reason: null, updated_at: at })
+        .where('id', '=', paymentId)
+        .where('status', '=', 'FAILED')
+        .where('retryable', '=', true)
+        .returning(PAYMENT_COLUMNS)
+        .executeTakeFirst();
+      return row && numbers(row);
+    },
+
     /** A ticket moved to the archive (paid long ago), with its payments oldest first. */
     async archived(ticketId: string): Promise<{ ticket: TicketRow; payments: PaymentRow[] } | undefined> {
       const ticket = await db
@@ -251,6 +291,7 @@ type ExitStateRow = TicketRow & {
   p_durationMs: bigint | null;
   p_createdAt: Date | null;
   p_updatedAt: Date | null;
+  p_retryable: boolean | null;
 };
 
 /** Splits a ticket row joined with its current payment (all `p_` columns null when it has none). */
@@ -266,7 +307,7 @@ function exitStateOf(row: ExitStateRow): ExitState {
     p_failureReason,
     ...rest
   } = row;
-  const { p_durationMs, p_createdAt, p_updatedAt, ...ticket } = rest;
+  const { p_durationMs, p_createdAt, p_updatedAt, p_retryable, ...ticket } = rest;
   const current =
     p_id !== null &&
     p_kind !== null &&
@@ -289,6 +330,7 @@ function exitStateOf(row: ExitStateRow): ExitState {
           durationMs: p_durationMs,
           createdAt: p_createdAt,
           updatedAt: p_updatedAt,
+          retryable: p_retryable ?? false,
         })
       : undefined;
   return { ticket, current, attempts: attempts ?? 0 };

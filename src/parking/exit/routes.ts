@@ -33,7 +33,7 @@ export const exitRoutes: FastifyPluginAsyncTypebox<{ checkout: Checkout; live: L
         summary:
           'A vehicle leaves: the fee and its payment (paid at once with a card, or later on paymentUrl)',
         description:
-          "`ticketId` takes the ticket id or the short code printed on the ticket (a typo: 404 in words). Without `payment` the answer holds a PENDING payment and its hosted `paymentUrl`; asking again returns the same payment. With `payment` (card details) the card is charged once: COMPLETED frees the spot and opens the gate; a declined card is a 402 and the ticket stays ACTIVE. Paying needs an `Idempotency-Key` header: the same key and body replay the first answer; the panel's key sent again for another ticket or card → 422 `idempotency_key_reused`, nothing charged.",
+          "`ticketId` takes the ticket id or the short code printed on the ticket (a typo: 404 in words). Without `payment` the answer holds the ticket's payment and its hosted `paymentUrl`: PENDING, or FAILED after a declined card (still payable there or here with another card); asking again returns the same payment. With `payment` (card details) the card is charged once: COMPLETED frees the spot and opens the gate; a declined card is a 402 (the driver's message in `detail`: nothing was charged, try another card) and the ticket stays ACTIVE with the same payment payable, so the next card (a new Idempotency-Key) retries that payment rather than making a second one. After the lot's exit grace period an unpaid payment, declined or not, is withdrawn (its page can no longer be paid) and a new one made for the fee due then. Paying needs an `Idempotency-Key` header: the same key and body replay the first answer; the panel's key sent again for another ticket or card → 422 `idempotency_key_reused`, nothing charged.",
         body: ExitBody,
         response: { 200: ExitResult, 202: ExitResult },
       },
@@ -54,7 +54,7 @@ export const exitRoutes: FastifyPluginAsyncTypebox<{ checkout: Checkout; live: L
         tags,
         summary: 'Lost ticket: find the vehicle by plate, mark the ticket LOST, charge the lost-ticket fee',
         description:
-          "The fee is the lot's lost-ticket fee or, when more, the fee the stay has reached so far under the lot's pricing. An exit payment already waiting is withdrawn first. Paying needs an `Idempotency-Key` header; the attendant's key sent again for another plate → 422 `idempotency_key_reused`, nothing changed.",
+          "The fee is the lot's lost-ticket fee or, when more, the fee the stay has reached so far under the lot's pricing. An exit payment still unpaid (waiting, or declined) is withdrawn first: its page can no longer be paid; 409 `payment_pending` while a card is being charged for it. Paying needs an `Idempotency-Key` header; the attendant's key sent again for another plate → 422 `idempotency_key_reused`, nothing changed.",
         body: LostBody,
         response: { 200: ExitResult, 202: ExitResult },
       },

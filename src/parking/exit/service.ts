@@ -24,11 +24,12 @@ export interface ExitRequest {
 }
 
 /**
- * Exit and payment. A ticket has at most one live payment (PENDING or COMPLETED; a unique index),
- * so a second exit returns the first one's payment and a ticket is never charged twice. A
- * COMPLETED outcome, however it arrives (card at the panel, hosted page, webhook), marks the ticket
- * PAID and frees its spot in one transaction, then refreshes the boards and opens the gate. A
- * declined payment is final: the ticket stays ACTIVE, and the next exit makes a new payment.
+ * Exit and payment. A ticket has at most one live payment (PENDING, COMPLETED, or FAILED and open
+ * to another card; a unique index), so a second exit returns the first one's payment and a ticket
+ * is never charged twice. A COMPLETED outcome, however it arrives (card at the panel, hosted page,
+ * webhook), marks the ticket PAID and frees its spot in one transaction, then refreshes the boards
+ * and opens the gate. A declined card leaves the ticket ACTIVE and the same payment payable: the
+ * next card at the panel or on its page pays it, until the grace period withdraws it.
  */
 export function createCheckout(deps: {
   repository: ExitRepository;
@@ -111,8 +112,9 @@ export function createCheckout(deps: {
       throw err('vehicle_not_found', `No vehicle with the plate ${plate} is parked here; check the plate`);
     }
     if (state.ticket.status === 'ACTIVE') {
-      const pending = state.current?.status === 'PENDING' ? state.current : undefined;
-      // An exit payment already waiting must be withdrawn first, or both could be paid.
+      const pending = state.current && payable(state.current) ? state.current : undefined;
+      // An exit payment still payable (waiting, or declined and open to another card) must be
+      // withdrawn first, or both could be paid.
       if (pending && !(await withdraw(pending))) {
         throw err('payment_pending', {
           detail: 'An exit payment for this vehicle is being paid right now; wait for its outcome',
@@ -127,11 +129,12 @@ export function createCheckout(deps: {
   async function settle(state: ExitState, card: CardDetails | undefined, panelId: string | null) {
     let payment = await currentPayment(state, panelId);
     let ticket = state.ticket;
-    if (card && payment.status === 'PENDING') {
+    if (card && payable(payment)) {
       payment = await charge(payment, card);
       ticket = (await repository.ticket(ticket.id)) ?? ticket;
     }
-    if (payment.status === 'FAILED') {
+    // Without a card, a declined payment is answered as it is (200, FAILED): still payable.
+    if (card && payment.status === 'FAILED') {
       deps.metrics?.exit('declined');
       // The exit answer rides along (for the panel), its `status` renamed: a problem's status is the HTTP one.
       const { status, ...view } = exitView(ticket, payment);
@@ -140,7 +143,7 @@ export function createCheckout(deps: {
         extras: { ...view, paymentStatus: status },
       });
     }
-    if (payment.status === 'PENDING') deps.metrics?.exit('pending');
+    if (payable(payment)) deps.metrics?.exit('pending');
     return answer(ticket, payment);
   }
 
@@ -162,13 +165,21 @@ export function createCheckout(deps: {
     return receiptView(lot, ticket, current);
   }
 
+  /** The payment a ticket's holder can pay now (waiting, or declined and open to another card), if any. */
+  async function dueNow(ref: string): Promise<PaymentRow | undefined> {
+    const { current } = await ticketWithPayments(ref);
+    return current && payable(current) ? current : undefined;
+  }
+
   /** The ticket's live payment, or a new one for the fee due now. */
   async function currentPayment(state: ExitState, panelId: string | null, tries = 3): Promise<PaymentRow> {
     const { ticket, current } = state;
-    if (current && current.status !== 'FAILED') {
-      // Within the grace period the amount shown holds; after it, an unpaid exit amount is
-      // recomputed (a driver who went back to the car pays for the time since).
-      if (current.status !== 'PENDING' || !isStale(current)) return current;
+    // A withdrawn payment (or one that failed before retries existed) is final: a new one is made.
+    if (current && (current.status !== 'FAILED' || current.retryable)) {
+      // Within the grace period the amount shown holds, declined or not; after it, an unpaid exit
+      // amount is recomputed (a driver who went back to the car pays for the time since) and the
+      // old payment withdrawn first, so its page can no longer be paid.
+      if (!payable(current) || !isStale(current)) return current;
       if (!(await withdraw(current))) return (await repository.payment(current.id)) ?? current;
     }
     if (ticket.status === 'PAID') throw err('ticket_already_paid');
@@ -190,9 +201,12 @@ export function createCheckout(deps: {
         reference: ticket.id,
         description: `${lot.name}: ${kind === 'LOST' ? 'lost ticket' : 'parking'} ${ticket.licensePlate}, spot ${ticket.spotId}`,
         idempotencyKey: `parking:${ticket.id}:${state.attempts}`,
-        // A declined payment is final: the next exit makes a new one for the fee due then, so an
-        // old payment page can never be paid after a newer one exists.
-        allowRetry: false,
+        // A declined card leaves this payment payable (panel and page alike); it is withdrawn
+        // (payments `cancel`, final) before a newer one is made, so two are never payable at once.
+        allowRetry: true,
+        // The ticket's page: its receipt once paid, else a link to the payment due now (where an
+        // old page of a withdrawn payment sends the driver).
+        returnUrl: `/parking/receipts/${ticket.id}`,
       });
     } catch (error) {
       // Another exit of this ticket created the n-th payment first with another amount (an hour
@@ -212,6 +226,7 @@ export function createCheckout(deps: {
       durationMs: elapsedMs({ entryTime: ticket.entryTime, exitTime: now }),
       createdAt: now,
       updatedAt: now,
+      retryable: false,
     };
     if (await repository.addPayment({ payment: row, ticket: { exitTime: now, exitPanelId: panelId } }))
       return row;
@@ -232,9 +247,13 @@ export function createCheckout(deps: {
     return payment.kind === 'EXIT' && age > lot.exitGraceMinutes * 60_000;
   }
 
-  /** Cancels an unpaid PENDING payment; false when a charge is already on its way or it was paid. */
+  /**
+   * Withdraws an unpaid payment (PENDING, or declined and open to another card) for good; false
+   * when a charge is already on its way or it was paid. Payments first: once it says final, no
+   * page or panel can pay it, and only then does the live index let a new payment in.
+   */
   async function withdraw(payment: PaymentRow): Promise<boolean> {
-    if (payment.status !== 'PENDING') return false;
+    if (!payable(payment)) return false;
     try {
       const canceled = await payments.cancel(payment.id, 'superseded by a new amount');
       await handleOutcome(canceled);
@@ -252,9 +271,12 @@ export function createCheckout(deps: {
       // this request's answer independent of that.
       await handleOutcome(result);
     } catch (error) {
-      // Paid or being paid by another request (a second tab, the hosted page): report that state.
+      // Paid or being paid by another request (the hosted page, a second tab): take that state
+      // from payments, whose outcome may not have reached this ticket yet.
       const busy = ['payment_already_completed', 'payment_in_progress', 'payment_not_payable'];
       if (!(error instanceof AppError && busy.includes(error.code))) throw error;
+      const latest = await payments.get(payment.id);
+      if (latest) await handleOutcome(latest);
     }
     return (await repository.payment(payment.id)) ?? payment;
   }
@@ -263,9 +285,14 @@ export function createCheckout(deps: {
    * Applies a payment's outcome (registered with payments' `onPaymentEvent('parking', …)`, and
    * called with the answers of pay, cancel and refund); safe to repeat, from any process.
    */
-  async function handleOutcome(outcome: Pick<Payment, 'id' | 'status' | 'failureCode'>): Promise<void> {
+  async function handleOutcome(
+    outcome: Pick<Payment, 'id' | 'status' | 'failureCode' | 'allowRetry'>,
+  ): Promise<void> {
     const now = clock.now();
-    if (outcome.status === 'COMPLETED') {
+    if (outcome.status === 'PENDING') {
+      // A declined payment taken again by another card (a charge the gateway has not answered yet).
+      await repository.reopenPayment(outcome.id, now);
+    } else if (outcome.status === 'COMPLETED') {
       let done: Awaited<ReturnType<typeof repository.completePayment>>;
       try {
         done = await repository.completePayment(outcome.id, now);
@@ -285,7 +312,10 @@ export function createCheckout(deps: {
       });
     } else if (outcome.status === 'FAILED') {
       const reason = outcome.failureCode ?? 'declined';
-      const failed = await repository.setPaymentStatus(outcome.id, 'FAILED', ['PENDING'], now, reason);
+      // Declined: still payable with another card. Withdrawn (`canceled`): final, and out of the
+      // live index, so the ticket may get a new payment.
+      const retryable = outcome.allowRetry && reason !== 'canceled';
+      const failed = await repository.failPayment(outcome.id, reason, retryable, now);
       if (failed) {
         void events.ticket({
           type: 'payment_failed',
@@ -334,7 +364,7 @@ export function createCheckout(deps: {
     return answer(after.ticket, after.current ?? payment);
   }
 
-  return { ticket, exit, reportLost, refund, handleOutcome, resolve, ticketWithPayments, receipt };
+  return { ticket, exit, reportLost, refund, handleOutcome, resolve, ticketWithPayments, receipt, dueNow };
 }
 
 /** A ticket nobody has, in the words a driver at a panel can act on. */
@@ -358,6 +388,11 @@ const DECLINES: Record<string, string> = {
 
 function declineText(reason: string | null): string {
   return (reason && DECLINES[reason]) ?? 'The card was declined.';
+}
+
+/** Still to be paid: waiting, or declined and open to another card (not withdrawn). */
+function payable(payment: PaymentRow): boolean {
+  return payment.status === 'PENDING' || (payment.status === 'FAILED' && payment.retryable);
 }
 
 export type Checkout = ReturnType<typeof createCheckout>;

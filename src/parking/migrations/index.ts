@@ -5,7 +5,8 @@ import type { Migrations } from '../../platform/db/migrate.ts';
  * PostgreSQL is the arbiter of who parks where:
  * - a spot row holds at most one ticket (`ticket_id`), taken with a conditional update;
  * - at most one ticket inside per plate and per spot (partial unique indexes), whatever the code does;
- * - at most one live (PENDING or COMPLETED) payment per ticket, so an exit never charges twice.
+ * - at most one live (PENDING, COMPLETED, or FAILED and still open to another card) payment per
+ *   ticket, so an exit never charges twice and two payment pages of one ticket are never payable.
  */
 export const parkingMigrations: Migrations = {
   '001_parking': {
@@ -199,6 +200,22 @@ export const parkingMigrations: Migrations = {
           )
           .execute(db);
       }
+    },
+  },
+  '005_payment_retry': {
+    async up(db: Kysely<unknown>) {
+      // Payments are made with `allowRetry`: a declined one stays payable with another card until
+      // it is withdrawn (`retryable` false once the payments module says it is final). It is still
+      // the ticket's live payment then, so the live index covers it: a ticket never has two
+      // payments that could both be paid. Payments recorded before were final when they failed
+      // (default false), so existing tickets with several failed payments stay valid.
+      await sql`alter table parking_payments add column retryable boolean not null default false`.execute(db);
+      await sql`alter table parking_payments_archive add column retryable boolean not null default false`.execute(
+        db,
+      );
+      await sql`drop index parking_payments_live`.execute(db);
+      await sql`create unique index parking_payments_live on parking_payments (ticket_id)
+        where status in ('PENDING', 'COMPLETED') or (status = 'FAILED' and retryable)`.execute(db);
     },
   },
 };

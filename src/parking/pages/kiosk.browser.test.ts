@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { axeViolations, browserSuite, screenshot } from '../../../test/support/browser.ts';
+import { axeViolations, browserSuite, fillCard, screenshot } from '../../../test/support/browser.ts';
 import { lotJson, writeLot } from '../../../test/support/parking.ts';
 import { TEST_CARDS } from '../../payments/api.ts';
 
@@ -175,9 +175,7 @@ for (const viewport of VIEWPORTS) {
     await noOverflowOrAxe(exit, `exit amount (${size})`);
     await screenshot(exit, `parking-kiosk-exit-amount-${size}`);
 
-    await exit.fill('#card', '4242 4242 4242 4242');
-    await exit.fill('#exp', '12/30');
-    await exit.fill('#cvc', '123');
+    await fillCard(exit, '4242 4242 4242 4242');
     await exit.click('[data-pay-form] button');
     await exit.locator('[data-gate]:not([hidden])').waitFor();
     assert.equal(await exit.locator('[data-result] h2').textContent(), 'Paid — the gate opens');
@@ -216,9 +214,7 @@ for (const viewport of VIEWPORTS) {
     await exit.fill('#ticket', other.body.code);
     await exit.click('[data-ticket-form] button');
     await exit.locator('[data-due]:not([hidden])').waitFor();
-    await exit.fill('#card', '4000 0000');
-    await exit.fill('#exp', '12/30');
-    await exit.fill('#cvc', '123');
+    await fillCard(exit, '4000 0000');
     const shown = Date.now();
     await exit.locator('[data-exit][data-state="ready"]').waitFor({ state: 'attached', timeout: 60_000 });
     assert.ok(Date.now() - shown >= 20_000, 'not before the idle time');

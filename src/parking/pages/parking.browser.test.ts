@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { browserSuite, screenshot } from '../../../test/support/browser.ts';
+import { browserSuite, fillCard, screenshot } from '../../../test/support/browser.ts';
 import { lotJson, writeLot } from '../../../test/support/parking.ts';
 import { TEST_CARDS } from '../../payments/api.ts';
 
@@ -90,9 +90,7 @@ test('display boards update live as a car enters at the entry panel and leaves a
   assert.match((await exit.locator('[data-duration]').textContent()) ?? '', /^0h \dm$/);
   await screenshot(exit, 'parking-exit-amount');
 
-  await exit.fill('#card', TEST_CARDS.declined);
-  await exit.fill('#exp', '12/30');
-  await exit.fill('#cvc', '123');
+  await fillCard(exit, TEST_CARDS.declined);
   await exit.click('[data-pay-form] button');
   await exit.locator('[data-result].bad h2').waitFor();
   assert.equal(
@@ -103,9 +101,7 @@ test('display boards update live as a car enters at the entry panel and leaves a
   assert.equal(await count(boards, 'board-F0', 'COMPACT').textContent(), '1', 'the car is still inside');
   await screenshot(exit, 'parking-exit-declined');
 
-  await exit.fill('#card', '4242 4242 4242 4242');
-  await exit.fill('#exp', '12/30');
-  await exit.fill('#cvc', '123');
+  await fillCard(exit, '4242 4242 4242 4242');
   await exit.click('[data-pay-form] button');
   await exit.locator('[data-gate]:not([hidden])').waitFor();
   assert.equal(await exit.locator('[data-result] h2').textContent(), 'Paid — the gate opens');
@@ -123,9 +119,7 @@ test('display boards update live as a car enters at the entry panel and leaves a
   assert.equal(await exit.locator('[data-amount]').textContent(), '50.00');
   assert.match((await exit.locator('[data-plate]').textContent()) ?? '', /BUS2 · lost ticket/);
   await screenshot(exit, 'parking-exit-lost-ticket');
-  await exit.fill('#card', '4242 4242 4242 4242');
-  await exit.fill('#exp', '12/30');
-  await exit.fill('#cvc', '123');
+  await fillCard(exit, '4242 4242 4242 4242');
   await exit.click('[data-pay-form] button');
   await exit.locator('[data-gate]:not([hidden])').waitFor();
   await count(boards, 'board-F1', 'LARGE')

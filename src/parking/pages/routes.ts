@@ -109,12 +109,17 @@ export const parkingPages: FastifyPluginAsyncTypebox<{
         });
       } catch (error) {
         if (!(error instanceof AppError) || (error.status !== 404 && error.status !== 409)) throw error;
+        // Not paid yet: the payment due now, so this page is where an old (withdrawn) payment's
+        // page sends the driver (its `returnUrl`).
+        const due = error.status === 409 ? await service.dueNow(request.params.ticket) : undefined;
         return reply.code(error.status).page('/platform/pages/message', {
           ...common,
           title: error.status === 404 ? 'Receipt not found' : 'Not paid yet',
           message: error.message,
           tone: 'bad',
-          link: { href: '/parking', title: 'Parking lot' },
+          link: due
+            ? { href: due.paymentUrl, title: `Pay ${money(due.amountMinor).toFixed(2)} ${due.currency} now` }
+            : { href: '/parking', title: 'Parking lot' },
         });
       }
     },

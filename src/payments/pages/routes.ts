@@ -25,6 +25,8 @@ export const paymentPageRoutes: FastifyPluginAsyncTypebox<{ api: PaymentsApi }> 
         payment: toJson(payment),
         amount: formatMinor(payment.amountMinor, payment.currency),
         payable: payable(payment),
+        failed: failedText(payment.failureMessage, payment.allowRetry),
+        replaced: REPLACED,
         styles: ['/static/payments/pay.css'],
         scripts: ['/static/payments/pay.js'],
       });
@@ -35,4 +37,17 @@ export const paymentPageRoutes: FastifyPluginAsyncTypebox<{ api: PaymentsApi }> 
 function payable(payment: Payment): boolean {
   if (payment.chargeOutstanding) return false;
   return payment.status === 'PENDING' || (payment.status === 'FAILED' && payment.allowRetry);
+}
+
+/**
+ * A withdrawn payment (`cancel`, failure code `canceled`): its owner replaced it (a parking fee
+ * recomputed after the grace period, a lost ticket) or gave up (a booking hold expired).
+ */
+export const REPLACED =
+  'This payment was replaced or withdrawn and can no longer be paid. Nothing was charged: ask for the amount due now where you started.';
+
+/** A declined card in words; the same sentence as pay.js after a live decline. */
+export function failedText(message: string | null, retry: boolean): string {
+  const why = (message ?? 'The payment failed').replace(/\.$/, '');
+  return retry ? `${why}. Nothing was charged: you can try another card.` : `${why}. Nothing was charged.`;
 }

@@ -108,7 +108,8 @@ function showDue(body) {
   field('plate', `${body.licensePlate}${body.kind === 'LOST' ? ' · lost ticket' : ''}`);
   due.querySelector('[data-payment-url]').href = body.paymentUrl;
   // The QR of the payment page is made by the server (SVG); the payment id makes a new amount a new image.
-  if (body.status === 'PENDING') {
+  // A declined payment is still payable (another card, here or on the phone): its QR stays.
+  if (body.status === 'PENDING' || body.status === 'FAILED') {
     paymentQr.src = `/api/v1/parking/tickets/${encodeURIComponent(body.ticketId)}/payment-qr?payment=${encodeURIComponent(body.paymentId)}`;
   }
   due.hidden = false;
@@ -124,9 +125,11 @@ function showDue(body) {
     const failed = JSON.parse(event.data);
     // A withdrawn older payment of the ticket fails too; only the one shown here matters.
     if (failed.paymentId !== current.paymentId) return;
+    // The same words as the 402 answer to a card here (this event may arrive before or after it).
     show(result, 'bad', 'Payment failed — the gate stays closed', [
-      declineText(failed.reason),
-      'Nothing was charged. Press "Show amount" again to pay another way.',
+      failed.reason === 'canceled'
+        ? `${declineText(failed.reason)} Nothing was charged. Press "Show amount" again for the amount due now.`
+        : `${declineText(failed.reason)} Nothing was charged and the gate stays closed: try another card, or pay on your phone.`,
     ]);
   });
 }
@@ -139,19 +142,9 @@ async function ask(url, body, headers, lookup = false) {
     if (response.status === 202)
       show(result, '', 'Waiting for the bank…', ['The gate opens as soon as the payment is confirmed.']);
   } else if (response.status === 402) {
-    showDue(response.data);
+    // The declined payment stays payable: the next card here, or the phone QR, pays that one.
+    showDue({ ...response.data, status: response.data.paymentStatus });
     show(result, 'bad', 'Payment failed — the gate stays closed', [problemText(response.data)]);
-    // A declined payment is final: ask for the amount again so the phone QR and the next card
-    // pay a live payment (the same amount within the grace period).
-    const again = await postJson('/api/v1/parking/exit', {
-      ticketId: response.data.ticketId,
-      panelId: panel,
-    });
-    if (again.ok && again.data.status === 'PENDING') {
-      current = again.data;
-      paymentQr.src = `/api/v1/parking/tickets/${encodeURIComponent(again.data.ticketId)}/payment-qr?payment=${encodeURIComponent(again.data.paymentId)}`;
-      due.querySelector('[data-payment-url]').href = again.data.paymentUrl;
-    }
   } else {
     due.hidden = true;
     show(result, 'bad', titleOf(response.data), [problemText(response.data)]);

@@ -28,6 +28,15 @@ function showErrors(list) {
   errors.hidden = list.length === 0;
 }
 
+// The same sentences as the server renders (pages/routes.ts `failedText`, `REPLACED`).
+const REPLACED =
+  'This payment was replaced or withdrawn and can no longer be paid. Nothing was charged: ask for the amount due now where you started.';
+
+function failedText(message, retry) {
+  const why = (message ?? 'The payment failed').replace(/\.$/, '');
+  return retry ? `${why}. Nothing was charged: you can try another card.` : `${why}. Nothing was charged.`;
+}
+
 function finished(payment) {
   if (payment.status === 'COMPLETED') {
     const card = payment.card ? ` with ${payment.card.brand} •••• ${payment.card.last4}` : '';
@@ -36,10 +45,8 @@ function finished(payment) {
     return true;
   }
   if (payment.status === 'FAILED' && !payment.charge_outstanding) {
-    show(
-      'bad',
-      `${payment.failure_message ?? 'The payment failed.'}${payment.allow_retry ? ' You can try another card.' : ''}`,
-    );
+    const replaced = payment.failure_code === 'canceled';
+    show('bad', replaced ? REPLACED : failedText(payment.failure_message, payment.allow_retry));
     if (!payment.allow_retry) entry?.remove();
     return true;
   }
@@ -75,8 +82,12 @@ form?.addEventListener('submit', async (event) => {
     if (response.status === 200) finished(answer);
     else if (response.status === 202) await waitForOutcome();
     else if (response.status === 402) {
-      show('bad', `${answer.detail}.${answer.retry_allowed ? ' You can try another card.' : ''}`);
+      show('bad', failedText(answer.detail, answer.retry_allowed));
       if (!answer.retry_allowed) entry.remove();
+    } else if (answer.code === 'payment_not_payable') {
+      // Withdrawn while this page was open (its owner made a new payment): no form any more.
+      show('bad', REPLACED);
+      entry.remove();
     } else if (answer.errors) {
       if (!card.showApiErrors(answer.errors)) showErrors(answer.errors);
     } else show('bad', answer.detail ?? 'The payment could not be made.');
