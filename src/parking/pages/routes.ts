@@ -110,9 +110,11 @@ export const parkingPages: FastifyPluginAsyncTypebox<{
       } catch (error) {
         if (!(error instanceof AppError) || (error.status !== 404 && error.status !== 409)) throw error;
         // Not paid yet: the payment due now, so this page is where an old (withdrawn) payment's
-        // page sends the driver (its `returnUrl`).
+        // page sends the driver (its `returnUrl`). That is a state of the ticket the site links
+        // to, not an error of the page: 200 (the JSON receipt keeps its 409).
         const due = error.status === 409 ? await service.dueNow(request.params.ticket) : undefined;
-        return reply.code(error.status).page('/platform/pages/message', {
+        if (error.status === 409) reply.header('cache-control', 'private, no-store');
+        return reply.code(error.status === 404 ? 404 : 200).page('/platform/pages/message', {
           ...common,
           title: error.status === 404 ? 'Receipt not found' : 'Not paid yet',
           message: error.message,

@@ -101,8 +101,10 @@ describe('receipts', () => {
 
   test('the printable page: the receipt in words; a typo, an unpaid ticket are pages in words', async () => {
     const ticket = await parked('2026-01-06T15:00:00Z');
+    // The page /pay links back to (returnUrl): a state in words, not a broken link.
     const unpaid = await get(`/parking/receipts/${ticket.code}`);
-    assert.equal(unpaid.statusCode, 409);
+    assert.equal(unpaid.statusCode, 200);
+    assert.equal(unpaid.headers['cache-control'], 'private, no-store');
     assert.match(unpaid.body, /not paid yet/);
     t.clock.set('2026-01-06T15:45:00Z');
     await exit(t, ticket.code, { card: TEST_CARDS.success });
