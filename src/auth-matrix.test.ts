@@ -43,6 +43,8 @@ const PUBLIC: Record<string, string> = {
   'GET /api/v1/parking/boards': 'the display boards',
   'GET /api/v1/parking/boards/stream': 'the display boards, live',
   'GET /api/v1/parking/lot': "the lot's floors, panels and prices, as on the public landing page",
+  'GET /api/v1/parking/reservations/availability':
+    "how many more of a spot type can be reserved for a window, and its price: no one's data",
   'GET /api/v1/parking/tickets/{ticketId}': 'the ticket id is the capability: whoever holds the ticket',
   'GET /api/v1/parking/tickets/{ticketId}/qr':
     'the ticket id or code is the capability: the QR of the code printed on that ticket',
