@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -62,6 +63,24 @@ export async function fillCard(page: Page, card: string | TestCard): Promise<voi
   await page.fill('[data-card-field="number"]', number);
   await page.fill('[data-card-field="exp"]', exp);
   await page.fill('[data-card-field="cvc"]', cvc);
+}
+
+/** The page is no wider than its viewport: nothing to scroll sideways on a phone. */
+export async function assertFits(page: Page, what: string): Promise<void> {
+  const sizes = await page.evaluate(() => ({
+    page: document.documentElement.scrollWidth,
+    viewport: innerWidth,
+  }));
+  assert.ok(
+    sizes.page <= sizes.viewport,
+    `${what}: ${sizes.page} px wide in a ${sizes.viewport} px viewport`,
+  );
+}
+
+/** `assertFits`, and axe finds no serious or critical violation on the page as it is now. */
+export async function assertFitsAndAccessible(page: Page, what: string): Promise<void> {
+  await assertFits(page, what);
+  assert.deepEqual(await axeViolations(page), [], what);
 }
 
 /** One axe-core rule broken on a page, with the elements (CSS selectors) that break it. */

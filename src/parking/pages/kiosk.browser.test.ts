@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { axeViolations, browserSuite, fillCard, screenshot } from '../../../test/support/browser.ts';
+import {
+  assertFitsAndAccessible,
+  browserSuite,
+  fillCard,
+  screenshot,
+} from '../../../test/support/browser.ts';
 import { lotJson, writeLot } from '../../../test/support/parking.ts';
 import { TEST_CARDS } from '../../payments/api.ts';
 
@@ -71,13 +76,6 @@ async function open(viewport: (typeof VIEWPORTS)[number], path: string, errors: 
   return page;
 }
 
-async function noOverflowOrAxe(page: Page, what: string) {
-  const width = await page.evaluate(() => document.documentElement.scrollWidth);
-  const viewport = page.viewportSize()?.width ?? 0;
-  assert.ok(width <= viewport, `${what}: ${width} px wide in a ${viewport} px viewport`);
-  assert.deepEqual(await axeViolations(page), [], what);
-}
-
 /** The receipt page: its content, axe, and one printed page (Chromium's print media and PDF). */
 async function printedReceipt(
   viewport: (typeof VIEWPORTS)[number],
@@ -96,7 +94,7 @@ async function printedReceipt(
     /^\w{3} \d{1,2}, \d{4}, \d{1,2}:\d{2} [AP]M E[SD]T$/,
   );
   assert.match((await page.locator('[data-duration]').textContent()) ?? '', /^\d+h \d+m$/);
-  await noOverflowOrAxe(page, `receipt (${viewport.name})`);
+  await assertFitsAndAccessible(page, `receipt (${viewport.name})`);
   await screenshot(page, `parking-kiosk-receipt-${viewport.name}`);
   await page.emulateMedia({ media: 'print' });
   assert.equal(await page.locator('header.site').isHidden(), true, 'no site navigation on paper');
@@ -146,7 +144,7 @@ for (const viewport of VIEWPORTS) {
       return image?.complete && image.naturalWidth > 0;
     });
     assert.match((await entry.locator('[data-result]').textContent()) ?? '', /Entered .* \(EST\)/);
-    await noOverflowOrAxe(entry, `entry ticket (${size})`);
+    await assertFitsAndAccessible(entry, `entry ticket (${size})`);
     await screenshot(entry, `parking-kiosk-entry-ticket-${size}`);
 
     const exit = await open(viewport, '/parking/exit?panel=out-1', errors);
@@ -172,7 +170,7 @@ for (const viewport of VIEWPORTS) {
       return image?.complete && image.naturalWidth > 0;
     });
     assert.ok(await imageLoaded(exit, '[data-payment-qr]'));
-    await noOverflowOrAxe(exit, `exit amount (${size})`);
+    await assertFitsAndAccessible(exit, `exit amount (${size})`);
     await screenshot(exit, `parking-kiosk-exit-amount-${size}`);
 
     await fillCard(exit, '4242 4242 4242 4242');
@@ -201,7 +199,7 @@ for (const viewport of VIEWPORTS) {
       /^Already paid — gate opened at .+ \(EST\)$/,
     );
     assert.equal(await exit.locator('[data-gate]').isHidden(), true);
-    await noOverflowOrAxe(exit, `exit already paid (${size})`);
+    await assertFitsAndAccessible(exit, `exit already paid (${size})`);
     await screenshot(exit, `parking-kiosk-exit-already-paid-${size}`);
     await exit.locator('[data-exit][data-state="ready"]').waitFor({ state: 'attached', timeout: 15_000 });
 
@@ -262,7 +260,7 @@ for (const viewport of VIEWPORTS) {
     // A car fits nowhere else in this lot (floor 1 is motorcycles only): the whole lot is FULL for cars.
     assert.equal(await boards.locator('[data-total-vehicle="CAR"] [data-free]').textContent(), 'FULL');
     assert.match((await boards.locator('[data-updated]').textContent()) ?? '', /E[SD]T$/);
-    await noOverflowOrAxe(boards, `boards full (${size})`);
+    await assertFitsAndAccessible(boards, `boards full (${size})`);
     await screenshot(boards, `parking-kiosk-boards-full-${size}`);
 
     for (const ticket of parked) await leave(ticket.body.ticketId);

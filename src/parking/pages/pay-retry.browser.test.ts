@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Page } from 'playwright-core';
-import { axeViolations, browserSuite, fillCard, screenshot } from '../../../test/support/browser.ts';
+import {
+  assertFitsAndAccessible,
+  browserSuite,
+  fillCard,
+  screenshot,
+} from '../../../test/support/browser.ts';
 import { lotJson, writeLot } from '../../../test/support/parking.ts';
 import { TEST_CARDS } from '../../payments/api.ts';
 
@@ -36,13 +40,6 @@ async function open(viewport: (typeof VIEWPORTS)[number], url: string, errors: s
   const response = await page.goto(url.startsWith('http') ? url : `${suite.server.url}${url}`);
   assert.equal(response?.status(), 200, url);
   return page;
-}
-
-async function fits(page: Page, what: string) {
-  const width = await page.evaluate(() => document.documentElement.scrollWidth);
-  const viewport = page.viewportSize()?.width ?? 0;
-  assert.ok(width <= viewport, `${what}: ${width} px wide in a ${viewport} px viewport`);
-  assert.deepEqual(await axeViolations(page), [], what);
 }
 
 for (const viewport of VIEWPORTS) {
@@ -97,7 +94,7 @@ for (const viewport of VIEWPORTS) {
       /The card was declined\. Nothing was charged: you can try another card\./,
     );
     assert.equal(await pay.locator('#pay-form').count(), 1, 'the form stays');
-    await fits(pay, `declined on /pay (${size})`);
+    await assertFitsAndAccessible(pay, `declined on /pay (${size})`);
     await screenshot(pay, `parking-retry-pay-declined-${size}`);
 
     await fillCard(pay, '4242 4242 4242 4242');

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Page } from 'playwright-core';
-import { axeViolations, browserSuite, screenshot } from '../../../test/support/browser.ts';
+import { assertFitsAndAccessible, browserSuite, screenshot } from '../../../test/support/browser.ts';
 import { lotJson, writeLot } from '../../../test/support/parking.ts';
 
 /**
@@ -42,13 +41,6 @@ function newYork(instant: Date): string {
       .map((part) => [part.type, part.value]),
   );
   return `${parts.year}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}`;
-}
-
-async function noOverflowOrAxe(page: Page, what: string) {
-  const width = await page.evaluate(() => document.documentElement.scrollWidth);
-  const viewport = page.viewportSize()?.width ?? 0;
-  assert.ok(width <= viewport, `${what}: ${width} px wide in a ${viewport} px viewport`);
-  assert.deepEqual(await axeViolations(page), [], what);
 }
 
 for (const viewport of VIEWPORTS) {
@@ -94,7 +86,7 @@ for (const viewport of VIEWPORTS) {
     await endError.waitFor();
     assert.equal(await endError.textContent(), 'The end must be after the start');
     assert.equal(await page.locator('#endsAt').getAttribute('aria-invalid'), 'true');
-    await noOverflowOrAxe(page, `error (${size})`);
+    await assertFitsAndAccessible(page, `error (${size})`);
     await screenshot(page, `parking-reserve-error-${size}`);
 
     // Starting in 20 minutes: a spot is held at once.
@@ -107,7 +99,7 @@ for (const viewport of VIEWPORTS) {
     assert.match(text, new RegExp(`RS${size.toUpperCase()}`));
     assert.match(text, /Spot held/);
     assert.match(text, /Spot G-C0\d on floor 0 is kept for you until .* E[SD]T/);
-    await noOverflowOrAxe(page, `held (${size})`);
+    await assertFitsAndAccessible(page, `held (${size})`);
     await screenshot(page, `parking-reserve-held-${size}`);
 
     // The boards count it.
@@ -119,7 +111,7 @@ for (const viewport of VIEWPORTS) {
     await item.locator('button', { hasText: 'Cancel reservation' }).click();
     await page.locator('[data-reservation][data-status="CANCELLED"]').waitFor();
     assert.equal(await page.locator('[data-reservation] button').count(), 0);
-    await noOverflowOrAxe(page, `cancelled (${size})`);
+    await assertFitsAndAccessible(page, `cancelled (${size})`);
     await screenshot(page, `parking-reserve-cancelled-${size}`);
     assert.deepEqual(errors, []);
     await context.close();

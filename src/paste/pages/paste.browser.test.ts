@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { browserSuite, screenshot } from '../../../test/support/browser.ts';
+import { assertFits, browserSuite, screenshot } from '../../../test/support/browser.ts';
 
 const suite = // TEST_CLOCK lets the test move the server's clock past the paste's expiry instead of waiting.
   browserSuite({ TEST_CLOCK: '1' });
@@ -105,18 +105,6 @@ async function api<T>(path: string, init: RequestInit = {}): Promise<T> {
   const text = await response.text();
   assert.ok(response.ok, `${path}: ${response.status} ${text}`);
   return JSON.parse(text) as T;
-}
-
-/** The page is no wider than the viewport (nothing to scroll sideways on a phone). */
-async function assertFits(page: import('playwright-core').Page, what: string) {
-  const sizes = await page.evaluate(() => ({
-    page: document.documentElement.scrollWidth,
-    viewport: innerWidth,
-  }));
-  assert.ok(
-    sizes.page <= sizes.viewport,
-    `${what}: ${sizes.page} px wide in a ${sizes.viewport} px viewport`,
-  );
 }
 
 for (const viewport of VIEWPORTS) {

@@ -1,5 +1,7 @@
-// The reservation page: a guest identity (POST /api/v1/guests, kept in localStorage like the booking
-// pages'), the form with a live quote and availability, and "My reservations" with cancel buttons.
+import { api, identity } from '/static/platform/guest.js';
+
+// The reservation page: the browser's guest identity (platform guest.js: the booking pages' user),
+// the form with a live quote and availability, and "My reservations" with cancel buttons.
 // Times are typed and shown on the lot's wall clock (its zone), whatever the viewer's zone.
 const form = document.querySelector('[data-reserve-form]');
 const timeZone = form.dataset.timeZone;
@@ -17,26 +19,10 @@ const STATUS = {
   CANCELLED: 'Cancelled',
 };
 
-async function api(method, url, body, headers = {}) {
-  const response = await fetch(url, {
-    method,
-    headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const data = await response.json().catch(() => ({}));
-  return { status: response.status, ok: response.ok, data };
-}
-
-/** This browser's guest: a user id and the token proving it. */
+/** This browser's guest (the same user as on the booking pages): its Authorization header. */
 async function token() {
-  let saved = localStorage.getItem('parking.user_token');
-  if (!saved) {
-    const { ok, data } = await api('POST', '/api/v1/guests');
-    if (!ok) throw new Error(data.detail ?? 'Could not start a guest session');
-    saved = data.token;
-    localStorage.setItem('parking.user_token', saved);
-  }
-  return { authorization: `Bearer ${saved}` };
+  const { token } = await identity();
+  return { authorization: `Bearer ${token}` };
 }
 
 /** The wall-clock fields of an instant in the lot's zone. */
