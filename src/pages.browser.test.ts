@@ -2,7 +2,13 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { type AxeViolation, axeViolations, browserSuite, screenshot } from '../test/support/browser.ts';
+import {
+  type AxeViolation,
+  assertFits,
+  axeViolations,
+  browserSuite,
+  screenshot,
+} from '../test/support/browser.ts';
 import { seal } from '../test/support/envelope.ts';
 
 /**
@@ -497,7 +503,7 @@ for (const viewport of VIEWPORTS) {
       .filter((violation) => violation.targets.length > 0)
       .map(describe);
     assert.deepEqual(problems, []);
-    await assertNarrow(page, `docs@${viewport.name}`);
+    await assertFits(page, `docs@${viewport.name}`);
     assert.deepEqual(logged, []);
 
     // Swagger UI's files are kept by the browser (a week; ETag after that), not fetched on every visit.
@@ -521,7 +527,7 @@ test('every paste page fits a 390 px phone (scrollWidth), and the navigation mar
   const page = await suite.browser.newPage({ viewport: { width: 390, height: 844 } });
   for (const path of ['/', '/paste', `/${fixtures.paste}`, `/${fixtures.lockedPaste}`]) {
     await page.goto(`${suite.server.url}${path}`);
-    await assertNarrow(page, path);
+    await assertFits(page, path);
   }
   assert.equal(
     await page.locator('header.site nav a[aria-current="page"]').textContent(),
@@ -532,14 +538,3 @@ test('every paste page fits a 390 px phone (scrollWidth), and the navigation mar
   assert.equal(await page.locator('header.site nav a[aria-current="page"]').textContent(), 'Parking lot');
   await page.close();
 });
-
-async function assertNarrow(page: Page, what: string) {
-  const sizes = await page.evaluate(() => ({
-    page: document.documentElement.scrollWidth,
-    viewport: innerWidth,
-  }));
-  assert.ok(
-    sizes.page <= sizes.viewport,
-    `${what}: ${sizes.page} px wide in a ${sizes.viewport} px viewport`,
-  );
-}

@@ -146,7 +146,8 @@ export async function tabTo(page: Page, selector: string, { backwards = false, m
   throw new Error(`${selector} not reached after ${max} presses of Tab`);
 }
 
-async function freePort(): Promise<number> {
+/** A TCP port nothing listens on now, for a server a test starts. */
+export async function freePort(): Promise<number> {
   const server = createServer().listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   const { port } = server.address() as { port: number };

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { after, before, test } from 'node:test';
 import { zstdDecompressSync } from 'node:zlib';
 import { sql } from 'kysely';
@@ -10,6 +9,7 @@ import type { Browser, Page } from 'playwright-core';
 import {
   axeViolations,
   browserSkipReason,
+  freePort,
   launchBrowser,
   screenshot,
 } from '../../../test/support/browser.ts';
@@ -45,14 +45,6 @@ const cacheWrites: string[] = [];
 /** What must never reach the server: every text, key and password used below. */
 const secrets: { what: string; value: string }[] = [];
 const consoleErrors: string[] = [];
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** The cache adapter, with every value written to it kept (as JSON) for the scan. */
 function recording(cache: Cache): Cache {
