@@ -66,6 +66,16 @@ const PAYMENT_COLUMNS = [
 
 type Tx = Transaction<BookingTables>;
 
+/** An update of the seats a hold still has (its show's seats it lists that still name it); the caller sets. */
+const seatsOfHold = (tx: Tx, holdId: string) =>
+  tx
+    .updateTable('booking_show_seats as ss')
+    .from('booking_holds as h')
+    .where('h.id', '=', holdId)
+    .whereRef('ss.show_id', '=', 'h.show_id')
+    .where((eb) => eb('ss.seat_id', '=', eb.fn.any('h.seat_ids')))
+    .whereRef('ss.hold_id', '=', 'h.id');
+
 export function createBookingsRepository(database: Db) {
   const db: BookingDb = database.withTables<BookingTables>();
 
@@ -81,14 +91,8 @@ export function createBookingsRepository(database: Db) {
 
   /** Releases the seats a hold still has (HELD or BOOKED) and marks the hold RELEASED. */
   async function releaseHoldSeats(tx: Tx, holdId: string, reason: string, now: Date): Promise<void> {
-    await tx
-      .updateTable('booking_show_seats as ss')
-      .from('booking_holds as h')
+    await seatsOfHold(tx, holdId)
       .set({ status: 'AVAILABLE', hold_id: null, held_until: null })
-      .where('h.id', '=', holdId)
-      .whereRef('ss.show_id', '=', 'h.show_id')
-      .where((eb) => eb('ss.seat_id', '=', eb.fn.any('h.seat_ids')))
-      .whereRef('ss.hold_id', '=', 'h.id')
       .where('ss.status', 'in', ['HELD', 'BOOKED'])
       .execute();
     await tx
@@ -111,14 +115,8 @@ export function createBookingsRepository(database: Db) {
 
   /** A payment succeeded and the booking waits for it: its seats become BOOKED, the booking CONFIRMED. */
   async function confirm(tx: Tx, booking: BookingRow, paymentId: string, now: Date): Promise<BookingRow> {
-    await tx
-      .updateTable('booking_show_seats as ss')
-      .from('booking_holds as h')
+    await seatsOfHold(tx, booking.hold_id)
       .set({ status: 'BOOKED', held_until: null })
-      .where('h.id', '=', booking.hold_id)
-      .whereRef('ss.show_id', '=', 'h.show_id')
-      .where((eb) => eb('ss.seat_id', '=', eb.fn.any('h.seat_ids')))
-      .whereRef('ss.hold_id', '=', 'h.id')
       .where('ss.status', '=', 'HELD')
       .execute();
     await tx
@@ -376,14 +374,8 @@ export function createBookingsRepository(database: Db) {
             .set({ expires_at: endsAt })
             .where('id', '=', booking.hold_id)
             .execute();
-          await tx
-            .updateTable('booking_show_seats as ss')
-            .from('booking_holds as h')
+          await seatsOfHold(tx, booking.hold_id)
             .set({ held_until: endsAt })
-            .where('h.id', '=', booking.hold_id)
-            .whereRef('ss.show_id', '=', 'h.show_id')
-            .where((eb) => eb('ss.seat_id', '=', eb.fn.any('h.seat_ids')))
-            .whereRef('ss.hold_id', '=', 'h.id')
             .where('ss.status', '=', 'HELD')
             .execute();
           const row = await tx
