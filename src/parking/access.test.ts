@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { card, enter, exit, lotEnv, lotJson } from '../../test/support/parking.ts';
 import { paymentsApi } from '../../test/support/payments.ts';
 import { createTestApp, type TestApp } from '../../test/support/platform.ts';
 import { type PaymentsApi, TEST_CARDS } from '../payments/api.ts';
+import { generateSecret } from '../platform/auth/production.ts';
 
 // Who may call what in the parking API: the lot's panels (operator `parking:panel`) let cars in
 // and out, attendants (`parking:attendant`) handle lost tickets, whoever holds a ticket id may
@@ -238,7 +238,7 @@ describe('pages', () => {
   });
 
   test('production: the panel pages send the browser to sign in; the boards stay public', async () => {
-    const strong = () => randomBytes(32).toString('base64url');
+    const strong = generateSecret;
     const prod = await createTestApp({
       services: ['parking'],
       env: {

@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { parseEnv } from 'node:util';
 import Fastify from 'fastify';
+import { secretWeakness } from './auth/production.ts';
 import { ConfigError, loadConfig } from './config.ts';
 
 const DEPLOY = new URL('../../deploy/', import.meta.url);
@@ -211,5 +213,18 @@ test('Dockerfile: multi-stage, production dependencies only, Node 24 slim, non-r
   const ignored = readFileSync(new URL('../.dockerignore', DEPLOY), 'utf8');
   for (const entry of ['node_modules', '.git', 'deploy/env/secrets.env', '**/*.test.ts']) {
     assert.ok(ignored.split('\n').includes(entry), `.dockerignore: ${entry}`);
+  }
+});
+
+test('a random key that spells a placeholder word by chance is refused, so `npm run secrets` draws again', () => {
+  const spelled = `Kq3TODOz${randomBytes(26).toString('base64url')}`;
+  assert.equal(secretWeakness(spelled), 'looks like a placeholder');
+  for (const line of generatedSecrets()
+    .split('\n')
+    .filter((text) => /^[A-Z_]+=/.test(text))) {
+    const value = line.slice(line.indexOf('=') + 1).replace(/^"|"$/g, '');
+    for (const key of value.split(';').map((entry) => entry.trim().split(' ').at(-1) ?? entry)) {
+      assert.equal(secretWeakness(key), undefined, line);
+    }
   }
 });

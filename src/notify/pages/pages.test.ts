@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { eventually, type NotifyTestApp, notifyTestApp } from '../../../test/support/notify.ts';
+import { generateSecret } from '../../platform/auth/production.ts';
 import { ProviderError } from '../ports.ts';
 import { createInboxProvider } from '../providers/inbox.ts';
 import { readProviderSettings, receiptRequest } from '../providers/index.ts';
@@ -13,7 +13,7 @@ import { redriveOutcome } from './routes.ts';
  * retry and then delivered; whose SMS failed for good (a dead letter); whose push was skipped. The
  * dev inbox holds a hostile e-mail.
  */
-const key = () => randomBytes(32).toString('base64url');
+const key = generateSecret;
 const ADMIN_KEY = key();
 const PRODUCTION = {
   NODE_ENV: 'production',

@@ -31,10 +31,13 @@ export function createContactsCache(deps: {
   log: { warn(details: object, message: string): void };
   ttlMs?: number;
   maxEntries?: number;
+  /** Milliseconds the TTL is measured in (default `performance.now`); a given clock is read on every lookup. */
+  now?: () => number;
 }) {
   const entries = new LRUCache<string, Contacts>({
     max: deps.maxEntries ?? 100_000,
     ttl: deps.ttlMs ?? 10_000,
+    ...(deps.now && { perf: { now: deps.now }, ttlResolution: 0 }),
   });
   let generation = 0;
   const drop = (userId: string) => {

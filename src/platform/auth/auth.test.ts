@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { createTestClock } from '../clock.ts';
@@ -8,6 +7,7 @@ import { registerProblemHandlers } from '../http/problem.ts';
 import { registerPages } from '../pages/index.ts';
 import { createMemoryRateLimiter } from '../ratelimit/index.ts';
 import { type Access, type Auth, FAILED_CREDENTIALS, registerAuth } from './index.ts';
+import { generateSecret } from './production.ts';
 import { createUserTokens } from './user-tokens.ts';
 
 const SERVICE_KEY = 'svc-key-0123456789abcdef';
@@ -178,7 +178,7 @@ test('staff pages: development signs the demo operator in by itself, production 
   );
   await dev.app.close();
 
-  const strong = () => randomBytes(32).toString('base64url');
+  const strong = generateSecret;
   const operatorKey = strong();
   const prod = await appWith(
     { 'GET /page/exit': { operator: 'parking:panel' } },

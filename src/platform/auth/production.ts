@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { ConfigError } from '../config-error.ts';
 import { DEV_KEYS, type KeyGrant } from './keys.ts';
 
@@ -67,7 +68,7 @@ function strongSecret(name: string, raw: string | undefined, value: string): voi
   if (raw === undefined || raw === '') {
     throw new ConfigError(`${name} must be set when NODE_ENV=production; ${GENERATE_HINT}`);
   }
-  const weakness = weaknessOf(value);
+  const weakness = secretWeakness(value);
   if (weakness) throw new ConfigError(`${name} ${weakness}; ${GENERATE_HINT}`);
 }
 
@@ -76,12 +77,13 @@ function strongKeys(name: string, raw: string | undefined, grants: readonly KeyG
     throw new ConfigError(`${name} must be set when NODE_ENV=production; ${GENERATE_HINT}`);
   }
   for (const grant of grants) {
-    const weakness = weaknessOf(grant.key);
+    const weakness = secretWeakness(grant.key);
     if (weakness) throw new ConfigError(`${name}: the key of ${grant.name} ${weakness}; ${GENERATE_HINT}`);
   }
 }
 
-function weaknessOf(value: string): string | undefined {
+/** Why production refuses this secret (a development default, a placeholder, too little entropy), or undefined. */
+export function secretWeakness(value: string): string | undefined {
   if (DEV_SECRET_VALUES.has(value)) return 'is a documented development default';
   if (PLACEHOLDER.test(value)) return 'looks like a placeholder';
   if (entropyBits(value) < MIN_ENTROPY_BITS) return 'has less than 32 bytes of entropy';
@@ -109,4 +111,16 @@ export function entropyBits(value: string): number {
   }
   const distinct = new Set(value).size;
   return value.length * Math.log2(Math.max(2, Math.min(alphabet, distinct * 4)));
+}
+
+/**
+ * 32 random bytes, base64url, that production accepts: a random string can spell a placeholder
+ * word by chance (`todo` somewhere in its 43 characters), which the start-up check refuses, so
+ * such a draw is thrown away.
+ */
+export function generateSecret(): string {
+  for (;;) {
+    const candidate = randomBytes(32).toString('base64url');
+    if (secretWeakness(candidate) === undefined) return candidate;
+  }
 }

@@ -104,11 +104,17 @@ for (const [name, make] of subjects) {
       const gate = new Promise<void>((resolve) => {
         release = resolve;
       });
+      let loading!: () => void;
+      // The invalidation must come while the load runs: a fixed sleep raced Redis's first GET.
+      const started = new Promise<void>((resolve) => {
+        loading = resolve;
+      });
       const pending = readThrough.get('k', async () => {
+        loading();
         await gate;
         return { value: 'old', ttlMs: 10_000 };
       });
-      await sleep(5);
+      await started;
       await readThrough.invalidate('k');
       release();
       assert.equal(await pending, 'old');

@@ -125,14 +125,17 @@ test('lingerMs: under load a batch waits for the calls of the next moments; afte
     lingerMs: 300,
   });
   // Quiet: no batch in the last 10 × 300 ms, so the first call does not wait 300 ms.
-  const started = performance.now();
-  await run('first');
-  assert.ok(performance.now() - started < 200, 'a call after a quiet spell waits for nobody');
-  // Load: batches follow each other, so this one waits and takes the calls made meanwhile, which
-  // without the linger would each go in a batch of their own as they come.
+  // Written in the next turn of the event loop (before a callback queued after it), not 300 ms on.
+  const first = run('first');
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(batches, [['first']], 'a call after a quiet spell waits for nobody');
+  await first;
+  // Load: batches follow each other, so this one waits and takes the calls made meanwhile (in
+  // later turns of the event loop), which without the linger would each go in a batch of their own.
+  const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
   const early = run('a');
-  await sleep(20);
-  const later = [run('b'), sleep(20).then(() => run('c'))];
+  await nextTurn();
+  const later = [run('b'), nextTurn().then(() => run('c'))];
   assert.deepEqual(await Promise.all([early, ...later]), ['a', 'b', 'c']);
   assert.deepEqual(batches, [['first'], ['a', 'b', 'c']]);
 });
