@@ -12,6 +12,7 @@ import { migrateModule } from './platform/db/migrate.ts';
 import { platformError } from './platform/errors.ts';
 import { registerCompression } from './platform/http/compression.ts';
 import { registerConditionalGets } from './platform/http/conditional.ts';
+import { watchConnections } from './platform/http/connections.ts';
 import { registerCors } from './platform/http/cors.ts';
 import { registerHealth } from './platform/http/health.ts';
 import { idempotencyRetention, registerIdempotency } from './platform/http/idempotency.ts';
@@ -41,6 +42,7 @@ import {
   registerMetricsEndpoint,
   registerRequestMetrics,
 } from './platform/observability/metrics.ts';
+import { deferredChildLogger } from './platform/observability/request-logger.ts';
 import { registerPages } from './platform/pages/index.ts';
 import type { Consumer } from './platform/queue/index.ts';
 import { deadLetterRetention } from './platform/queue/postgres/dead-letters.ts';
@@ -94,6 +96,8 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
       requestIdLogLabel: 'requestId',
     }),
     genReqId: requestIdFor,
+    // Each request's logger is built on its first line (request-logger.ts).
+    childLoggerFactory: deferredChildLogger,
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
     return503OnClosing: true,
@@ -158,8 +162,10 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
   // Every module's cache lookups and limit refusals are counted here, where they all pass.
   const cache = countedCache(adapters.cache, metrics.registry);
   const limiter = countedLimiter(adapters.limiter, metrics.registry);
+  const connections = watchConnections(app.server, config.connectionTimeoutMs);
   registerProcessGauges(metrics.registry, {
     server: app.server,
+    inFlight: connections.inFlight,
     sse,
     version: APP_VERSION,
     role: config.role,
@@ -268,6 +274,7 @@ export async function buildApp(config: Config, adapters: Adapters, options: Buil
   });
   // Runs once the server has stopped accepting and every in-flight request has been answered.
   app.addHook('onClose', async () => {
+    connections.stop();
     await scheduler.stop();
     await Promise.all(consumers.map((consumer) => consumer.stop()));
     for (const instance of [...instances.values()].reverse()) await instance.close?.();
@@ -297,7 +304,6 @@ function serverLimits(config: Config) {
   const shortest = Math.min(config.headersTimeoutMs, config.requestTimeoutMs || Number.POSITIVE_INFINITY);
   return {
     requestTimeout: config.requestTimeoutMs,
-    connectionTimeout: config.connectionTimeoutMs,
     keepAliveTimeout: config.keepAliveTimeoutMs,
     http: {
       // A request without Content-Length or Transfer-Encoding has no body; Node then starts it as an

@@ -1,5 +1,6 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { AppError } from '../platform/errors.ts';
+import { tallyCounter } from '../platform/observability/metrics.ts';
 
 /** What became of a hold request (`POST /api/v1/shows/:id/hold`), by the service's paths. */
 const HOLD_OUTCOMES = [
@@ -47,7 +48,7 @@ export interface WaitingTotals {
 
 /**
  * Booking's business metrics. Counters are incremented on transitions the code already makes
- * (their label children bound once: the hold path is hot); the waiting-room gauges are read at
+ * (holds in plain numbers, tallyCounter: the hold path is hot); the waiting-room gauges are read at
  * scrape time with one count over the partial index of waiting entries.
  *
  * The waiting room is exposed as totals, not per show: a show id label would add a series for
@@ -56,15 +57,12 @@ export interface WaitingTotals {
  */
 export function createBookingMetrics(registry: Registry, waitingTotals: () => Promise<WaitingTotals>) {
   const registers = [registry];
-  const holds = new Counter({
+  const hold = tallyCounter(registry, {
     name: 'booking_holds_total',
     help: `Hold requests by outcome: ${HOLD_OUTCOMES.join(', ')}`,
-    labelNames: ['outcome'] as const,
-    registers,
+    label: 'outcome',
+    values: HOLD_OUTCOMES,
   });
-  const holdBy = Object.fromEntries(
-    HOLD_OUTCOMES.map((outcome) => [outcome, holds.labels(outcome)]),
-  ) as Record<HoldOutcome, ReturnType<typeof holds.labels>>;
   const bookings = new Counter({
     name: 'booking_bookings_total',
     help: 'Bookings by how they ended (confirmed, expired, seats_released, cancelled), and declined card attempts (payment_declined)',
@@ -105,10 +103,9 @@ export function createBookingMetrics(registry: Registry, waitingTotals: () => Pr
   );
 
   return {
-    held: () => holdBy.held.inc(),
+    held: () => hold('held'),
     holdRefused(error: unknown) {
-      const outcome = (error instanceof AppError && HOLD_REFUSALS[error.code]) || 'rejected';
-      holdBy[outcome].inc();
+      hold((error instanceof AppError && HOLD_REFUSALS[error.code]) || 'rejected');
     },
     booking: (outcome: BookingOutcome, count = 1) => {
       if (count > 0) bookings.inc({ outcome }, count);

@@ -1,5 +1,6 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { AppError } from '../platform/errors.ts';
+import { tallyCounter } from '../platform/observability/metrics.ts';
 import type { FreeCount } from './boards/repository.ts';
 
 const ENTRY_OUTCOMES = ['parked', 'full', 'already_parked', 'rejected'] as const;
@@ -12,7 +13,8 @@ const RESERVATION_OUTCOMES = ['booked', 'used', 'no_show', 'cancelled'] as const
 export type ReservationOutcome = (typeof RESERVATION_OUTCOMES)[number];
 
 /** How an exit went: the gate opened (`paid`, once per ticket), 402 (`declined`), or an unpaid payment to pay (`pending`). */
-export type ExitOutcome = 'paid' | 'declined' | 'pending';
+const EXIT_OUTCOMES = ['paid', 'declined', 'pending'] as const;
+export type ExitOutcome = (typeof EXIT_OUTCOMES)[number];
 
 /**
  * Parking's metrics: occupancy per floor and spot type, read at scrape time from the boards' shared
@@ -48,17 +50,18 @@ export function createParkingMetrics(
       }
     },
   });
-  const entries = new Counter({
+  // Entries and exits are the gates' hot paths: counted in plain numbers (tallyCounter).
+  const entry = tallyCounter(registry, {
     name: 'parking_entries_total',
     help: `Entry requests by outcome: ${ENTRY_OUTCOMES.join(', ')}`,
-    labelNames: ['outcome'] as const,
-    registers,
+    label: 'outcome',
+    values: ENTRY_OUTCOMES,
   });
-  const exits = new Counter({
+  const exit = tallyCounter(registry, {
     name: 'parking_exits_total',
     help: 'Exits by outcome: paid (the ticket paid and the gate opened, once per ticket, however paid), declined, pending (a payment left to pay)',
-    labelNames: ['outcome'] as const,
-    registers,
+    label: 'outcome',
+    values: EXIT_OUTCOMES,
   });
   const reservations = new Counter({
     name: 'parking_reservations_total',
@@ -71,13 +74,12 @@ export function createParkingMetrics(
     help: 'Reservations due a held spot that found none free of their type (retried every minute until arrival)',
     registers,
   });
-  const entryBy = Object.fromEntries(ENTRY_OUTCOMES.map((outcome) => [outcome, entries.labels(outcome)]));
   return {
-    entered: () => entryBy.parked.inc(),
+    entered: () => entry('parked'),
     entryRefused(error: unknown) {
-      entryBy[(error instanceof AppError && ENTRY_REFUSALS[error.code]) || 'rejected'].inc();
+      entry((error instanceof AppError && ENTRY_REFUSALS[error.code]) || 'rejected');
     },
-    exit: (outcome: ExitOutcome) => exits.inc({ outcome }),
+    exit: (outcome: ExitOutcome) => exit(outcome),
     reservation: (outcome: ReservationOutcome, count = 1) => reservations.inc({ outcome }, count),
     holdFailed: (count = 1) => holdFailures.inc(count),
   };

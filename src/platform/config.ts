@@ -84,7 +84,7 @@ export interface Config {
   requestTimeoutMs: number;
   /** Longest time to receive a request's headers (`HEADERS_TIMEOUT_MS`): a slow-loris client is cut off. */
   headersTimeoutMs: number;
-  /** A socket with no traffic either way for this long is closed (`CONNECTION_TIMEOUT_MS`). */
+  /** A connection with a request in progress and no traffic either way for this long is closed (`CONNECTION_TIMEOUT_MS`). */
   connectionTimeoutMs: number;
   /** How long an idle keep-alive connection is kept (`KEEP_ALIVE_TIMEOUT_MS`). */
   keepAliveTimeoutMs: number;

@@ -10,31 +10,55 @@ import type { RateLimiter } from '../ratelimit/index.ts';
  * the process holds open (HTTP connections, SSE streams), read at scrape time.
  */
 
-/** The shared cache, counting each lookup as a hit or a miss under its key's prefix (`paste:…` → `paste`). */
+const OUTCOMES = ['hit', 'miss', 'error'] as const;
+
+/**
+ * The shared cache, counting each lookup as a hit or a miss under its key's prefix (`paste:…` →
+ * `paste`). Counted in plain numbers and handed to the counter when it is scraped: every lookup of
+ * every module passes here (a seat hold reads its show), and prom-client's inc() checks and
+ * hashes its labels on every call.
+ */
 export function countedCache(cache: Cache, registry: Registry): Cache {
-  const lookups = new Counter({
+  const tallies = new Map<string, [hit: number, miss: number, error: number]>();
+  new Counter({
     name: 'cache_lookups_total',
     help: 'Shared cache (Redis or in-process) lookups by key prefix and outcome (hit, miss, error)',
     labelNames: ['cache', 'outcome'] as const,
     registers: [registry],
+    collect() {
+      this.reset();
+      for (const [prefix, tally] of tallies) {
+        OUTCOMES.forEach((outcome, index) => {
+          if (tally[index] > 0) this.inc({ cache: prefix, outcome }, tally[index]);
+        });
+      }
+    },
   });
-  const prefix = (key: string) => {
+  const tallyOf = (key: string) => {
     const end = key.indexOf(':');
-    return end === -1 ? key : key.slice(0, end);
+    const prefix = end === -1 ? key : key.slice(0, end);
+    let tally = tallies.get(prefix);
+    if (tally === undefined) {
+      tally = [0, 0, 0];
+      tallies.set(prefix, tally);
+    }
+    return tally;
   };
   return {
     kind: cache.kind,
-    get: <T>(key: string) =>
-      cache.get<T>(key).then(
+    get: <T>(key: string) => {
+      const tally = tallyOf(key);
+      return cache.get<T>(key).then(
         (value) => {
-          lookups.inc({ cache: prefix(key), outcome: value === undefined ? 'miss' : 'hit' });
+          tally[value === undefined ? 1 : 0]++;
           return value;
         },
         (error: unknown) => {
-          lookups.inc({ cache: prefix(key), outcome: 'error' });
+          tally[2]++;
           throw error;
         },
-      ),
+      );
+    },
     set: (key, value, ttlMs) => cache.set(key, value, ttlMs),
     delete: (...keys) => cache.delete(...keys),
     ttl: (key) => cache.ttl(key),
@@ -80,24 +104,21 @@ export function countedLimiter(limiter: RateLimiter, registry: Registry): RateLi
  */
 export function registerProcessGauges(
   registry: Registry,
-  parts: { server: Server; sse: SseHub; version: string; role: string; services: string[] },
+  parts: {
+    server: Server;
+    inFlight: () => number;
+    sse: SseHub;
+    version: string;
+    role: string;
+    services: string[];
+  },
 ): void {
-  // Counted on the server rather than in Fastify's hooks: a response's 'close' comes however the
-  // request ends (answered, aborted, timed out), where onResponse misses the aborted ones.
-  let inFlight = 0;
-  const finished = () => {
-    inFlight--;
-  };
-  parts.server.on('request', (_request, response) => {
-    inFlight++;
-    response.once('close', finished);
-  });
   new Gauge({
     name: 'http_requests_in_flight',
     help: 'HTTP requests received and not yet answered or aborted (open SSE streams included)',
     registers: [registry],
     collect() {
-      this.set(inFlight);
+      this.set(parts.inFlight());
     },
   });
   new Gauge({

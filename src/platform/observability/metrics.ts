@@ -209,3 +209,29 @@ const GAUGES_NAMED_TOTAL = [
   'nodejs_active_requests_total',
   'nodejs_active_resources_total',
 ];
+
+/**
+ * A counter of one label whose values are known up front (outcomes), for hot paths: counted in
+ * plain numbers and handed to prom-client when scraped. prom-client's inc() checks and hashes its
+ * labels on every call, through a `labels()` child too; every value is exposed from the start,
+ * at 0 until it happens.
+ */
+export function tallyCounter<V extends string>(
+  registry: Registry,
+  options: { name: string; help: string; label: string; values: readonly V[] },
+): (value: V, count?: number) => void {
+  const tally = new Map<V, number>(options.values.map((value) => [value, 0]));
+  new Counter({
+    name: options.name,
+    help: options.help,
+    labelNames: [options.label],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [value, count] of tally) this.inc({ [options.label]: value }, count);
+    },
+  });
+  return (value, count = 1) => {
+    tally.set(value, (tally.get(value) ?? 0) + count);
+  };
+}
