@@ -59,7 +59,12 @@ export const pasteModule: ServiceModule = {
       },
       async routes(app) {
         const cookies = createPageCookies(deps.config.secret, deps.clock);
-        await app.register(pasteApiRoutes, { pastes: service, reads, cookies });
+        await app.register(pasteApiRoutes, {
+          pastes: service,
+          reads,
+          cookies,
+          compressionMinBytes: deps.config.compressionMinBytes,
+        });
         await app.register(hasteRoutes, { pastes: service, reads });
         await app.register(pastePageRoutes, { pastes: service, reads, cookies });
       },

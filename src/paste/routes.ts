@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { encodeFor } from '../platform/http/compression.ts';
 import { conditional } from '../platform/http/conditional.ts';
 import { setRateLimitHeaders } from '../platform/ratelimit/headers.ts';
 import { accountOf, OWNER_ONLY, PUBLIC_OR_OWNER, readerOf } from './accounts.ts';
@@ -43,6 +44,8 @@ export interface PasteApiOptions {
   reads: PasteReads;
   /** The pages' unlock cookie opens /{id}/raw of a password paste after the page took the password. */
   cookies: PageCookies;
+  /** COMPRESSION_MIN_BYTES (undefined: off), for the JSON read that compresses its own body. */
+  compressionMinBytes: number | undefined;
 }
 
 /** The JSON API: create, read, raw, delete, users. Pages are in pages/routes.ts. */
@@ -170,7 +173,10 @@ function emptyBody() {
 }
 
 /** GET of a paste as JSON (and its alias), as raw text, and the languages list. */
-const readRoutes: FastifyPluginAsyncTypebox<PasteApiOptions> = async (app, { pastes, reads, cookies }) => {
+const readRoutes: FastifyPluginAsyncTypebox<PasteApiOptions> = async (
+  app,
+  { pastes, reads, cookies, compressionMinBytes },
+) => {
   const readSchema = {
     tags,
     description:
@@ -191,6 +197,9 @@ const readRoutes: FastifyPluginAsyncTypebox<PasteApiOptions> = async (app, { pas
       url,
       {
         config: read,
+        // The hottest route: it compresses its JSON itself (encodeFor), deciding with one header
+        // read, where the plugin's two hooks would cost every read, compressed or not.
+        compress: false,
         schema: {
           ...readSchema,
           summary,
@@ -203,15 +212,16 @@ const readRoutes: FastifyPluginAsyncTypebox<PasteApiOptions> = async (app, { pas
         const entry = reads.peek(request.params.short_url);
         if (entry?.open) {
           if (request.method !== 'HEAD') reads.countView(entry);
-          sendOpenJson(request, reply, reads, entry);
+          sendOpenJson(request, reply, reads, entry, compressionMinBytes);
           return;
         }
         return (async () => {
           const outcome = await pastes.read(request.params.short_url, readerOf(request));
           if (outcome.kind === 'preview') previewReply(reply);
-          else if (!outcome.entry.open)
-            sendJson(reply.header('cache-control', 'no-store'), reads.json(outcome.entry));
-          else sendOpenJson(request, reply, reads, outcome.entry);
+          else if (!outcome.entry.open) {
+            reply.header('cache-control', 'no-store');
+            sendJson(request, reply, reads.json(outcome.entry), compressionMinBytes);
+          } else sendOpenJson(request, reply, reads, outcome.entry, compressionMinBytes);
           return reply;
         })();
       },
@@ -351,14 +361,20 @@ function asksForDownload(query: unknown): boolean {
  */
 
 /** The JSON body is rendered once per paste and kept as a string (reads.ts), so it is sent as is. */
-function sendJson(reply: FastifyReply, body: string) {
-  reply.type(JSON_TYPE).send(body);
+function sendJson(request: FastifyRequest, reply: FastifyReply, body: string, minBytes: number | undefined) {
+  reply.type(JSON_TYPE).send(encodeFor(request, reply, body, minBytes));
 }
 
 /** A paste anyone may read: its validator, and a 304 when the client holds this version. */
-function sendOpenJson(request: FastifyRequest, reply: FastifyReply, reads: PasteReads, entry: LocalEntry) {
+function sendOpenJson(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  reads: PasteReads,
+  entry: LocalEntry,
+  minBytes: number | undefined,
+) {
   if (conditional(request, reply, entry.jsonEtag)) reply.send();
-  else sendJson(reply, reads.json(entry));
+  else sendJson(request, reply, reads.json(entry), minBytes);
 }
 
 function noContent(reply: FastifyReply) {

@@ -25,7 +25,7 @@ before(async () => {
   // An idempotent answer over the threshold: its stored copy must be the body, not its gzip.
   app.post(
     '/big-orders',
-    { config: { access: { public: true }, idempotency: { scope: 'big-orders' } } },
+    { config: { access: { public: true }, idempotency: { scope: 'big-orders' } }, compress: {} },
     async (_request, reply) => {
       orders++;
       return reply
@@ -33,6 +33,10 @@ before(async () => {
         .send({ order: orders, lines: Array.from({ length: 200 }, (_, i) => `line ${i}`) });
     },
   );
+  // A command that did not ask for compression: answered as it is, however large.
+  app.post('/big-command', { config: { access: { public: true } } }, async () => ({
+    lines: Array.from({ length: 200 }, (_, i) => `line ${i}`),
+  }));
   await app.listen({ port: 0, host: '127.0.0.1' });
   base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
 });
@@ -97,6 +101,62 @@ describe('compression', () => {
     assert.equal(head.statusCode, 200);
     assert.equal(head.rawPayload.length, 0);
     assert.equal(head.headers.etag, plain.headers.etag);
+  });
+
+  test("a paste's JSON compresses itself: same codings, Vary, its ETag and 304, identity without Accept-Encoding", async () => {
+    const { short_url } = await createPaste(app, { content: 'let x = 1;\n'.repeat(400) });
+    const url = `/api/v1/paste/${short_url}`;
+    const plain = await get(url);
+    assert.equal(plain.headers['content-encoding'], undefined);
+    const withoutViews = (json: Record<string, unknown>) => ({ ...json, views: 0 });
+    const decoders = { br: brotliDecompressSync, gzip: gunzipSync, deflate: inflateSync };
+    for (const [accept, encoding] of [
+      ['gzip, deflate, br', 'br'],
+      ['gzip', 'gzip'],
+      ['x-gzip', 'gzip'],
+      ['br;q=0.1, deflate', 'deflate'],
+    ] as const) {
+      const coded = await get(url, { 'accept-encoding': accept });
+      assert.equal(coded.statusCode, 200);
+      assert.equal(coded.headers['content-encoding'], encoding, accept);
+      assert.match(String(coded.headers.vary), /accept-encoding/);
+      assert.equal(coded.headers.etag, plain.headers.etag);
+      assert.ok(coded.rawPayload.length < plain.rawPayload.length / 4);
+      const decoded = JSON.parse(decoders[encoding](coded.rawPayload).toString('utf8'));
+      assert.deepEqual(withoutViews(decoded), withoutViews(plain.json()));
+    }
+    for (const accept of ['identity', 'gzip;q=0, br;q=0, deflate;q=0']) {
+      const identity = await get(url, { 'accept-encoding': accept });
+      assert.equal(identity.headers['content-encoding'], undefined, accept);
+      assert.equal(identity.json().content, plain.json().content);
+    }
+    const again = await get(url, { 'accept-encoding': 'br', 'if-none-match': String(plain.headers.etag) });
+    assert.equal(again.statusCode, 304);
+    assert.equal(again.rawPayload.length, 0);
+    const off = await createTestApp({ services: ['paste'], env: { COMPRESSION_MIN_BYTES: 'off' } });
+    try {
+      const created = await createPaste(off.app, { content: 'let x = 1;\n'.repeat(400) });
+      const response = await off.app.inject({
+        url: `/api/v1/paste/${created.short_url}`,
+        headers: { 'accept-encoding': 'gzip' },
+      });
+      assert.equal(response.headers['content-encoding'], undefined);
+    } finally {
+      await off.close();
+    }
+  });
+
+  test('a command (POST) is compressed only when its route asks', async () => {
+    const response = await app.inject({
+      method: 'POST',
+      url: '/big-command',
+      headers: { 'accept-encoding': 'gzip', 'content-type': 'application/json' },
+      payload: '{}',
+    });
+    assert.equal(response.statusCode, 200);
+    assert.ok(response.rawPayload.length > 2048);
+    assert.equal(response.headers['content-encoding'], undefined);
+    assert.equal(response.json().lines.length, 200);
   });
 
   test('an idempotent replay of a compressed answer is the same answer', async () => {
