@@ -3,16 +3,18 @@ import {
   freePort,
   type LoadOptions,
   load,
+  mean,
   numberFlag,
   pinSelf,
   processCpuMs,
+  settle,
   startBaseline,
   stopProcess,
 } from './harness.ts';
-import { loadScenario, type ScenarioApp, scenarioNames, startScenarioApp } from './scenario-app.ts';
+import { abArguments, loadScenario, type ScenarioApp, startScenarioApp } from './scenario-app.ts';
 
 /**
- * `node bench/ab.ts <scenario> <checkout A> <checkout B> [--cycles=6] [--duration=6] [--connections=N]`
+ * `node bench/ab.ts <scenario> <checkout A> <checkout B> [--cycles=6] [--duration=6] [--settle=1] [--connections=N]`
  *
  * One scenario for two versions of the code at once: each checkout's app (its own database and
  * NATS namespace) and the bare baseline run side by side, servers on core 0 and autocannon on
@@ -22,18 +24,14 @@ import { loadScenario, type ScenarioApp, scenarioNames, startScenarioApp } from 
  * runs cannot. Also prints each app's own CPU time per request (user + system from /proc), which
  * moves less than throughput on a shared machine. A checkout is a directory with `src/main.ts`
  * and its dependencies, e.g. `git worktree add /tmp/a 48de4ab && ln -s $PWD/node_modules /tmp/a/`.
+ * Each measured load follows `--settle` seconds of unmeasured load on its target (`settle`).
  */
 pinSelf();
-const [name, ...checkouts] = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
-if (!name || !scenarioNames().includes(name) || checkouts.length !== 2) {
-  console.error(
-    `usage: node bench/ab.ts <${scenarioNames().join('|')}> <checkout A> <checkout B> [--cycles=6]`,
-  );
-  process.exit(2);
-}
+const { name, checkouts } = abArguments('ab.ts', '[--cycles=6] [--duration=6] [--settle=1]');
 const scenario = await loadScenario(name);
 const cycles = numberFlag('cycles', 6);
 const duration = numberFlag('duration', 6);
+const settleSeconds = numberFlag('settle', 1);
 const connections = numberFlag('connections', scenario.connections ?? 100);
 
 interface Target {
@@ -86,6 +84,8 @@ try {
   for (const app of apps) await app.app?.analyze();
   for (let cycle = 1; cycle <= cycles; cycle++) {
     for (const target of cycle % 2 ? targets : [...targets].reverse()) {
+      // Settled first, and only then the CPU count starts: the steady state alone is measured.
+      await settle(target.options, settleSeconds);
       const cpuBefore = target.pid ? processCpuMs(target.pid) : 0;
       const figures = await load(target.name, target.options);
       target.rates.push(figures.requestsPerSec);
@@ -104,7 +104,6 @@ try {
 }
 
 function report([baseline, a, b]: Target[]) {
-  const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / values.length;
   const per = (x: number[], y: number[]) => x.map((value, i) => value / y[i]);
   const list = (values: number[]) => values.map((v) => v.toFixed(3)).join(' ');
   for (const [target, dir] of [

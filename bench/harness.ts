@@ -187,6 +187,16 @@ export async function stopProcess(child: ChildProcess): Promise<void> {
 
 export type LoadOptions = Omit<autocannon.Options, 'url'> & { url: string };
 
+/**
+ * `seconds` of unmeasured load on a target, before a measured one. A process left idle while
+ * other targets were loaded has shrunk its young generation, and its first second under load
+ * spends several times the steady state's garbage collection per request; a round measures the
+ * steady state of a running service.
+ */
+export async function settle(options: LoadOptions, seconds: number): Promise<void> {
+  if (seconds > 0) await load('settle', { ...options, duration: seconds });
+}
+
 export async function load(label: string, options: LoadOptions): Promise<Figures> {
   const result = await autocannon({ ...options });
   return {
@@ -198,6 +208,10 @@ export async function load(label: string, options: LoadOptions): Promise<Figures
     non2xx: result.non2xx,
     total: result.requests.total,
   };
+}
+
+export function mean(values: number[]): number {
+  return values.reduce((sum, value) => sum + value, 0) / values.length;
 }
 
 export function median(values: number[]): number {

@@ -10,17 +10,19 @@ import {
   PIN,
   pinSelf,
   printTable,
+  settle,
   startBaseline,
   stopProcess,
 } from './harness.ts';
 import { loadScenario, scenarioNames, startScenarioApp } from './scenario-app.ts';
 
 /**
- * `npm run bench -- <scenario> [--duration=10] [--connections=100] [--rounds=3]`
+ * `npm run bench -- <scenario> [--duration=10] [--connections=100] [--rounds=3] [--settle=1]`
  *
  * Starts a bare Fastify baseline and the app in separate processes, drives each with
  * autocannon from this process, alternating baseline and target for a few rounds with the
- * same settings, and prints every run plus `ratio = median(target)/median(baseline)`.
+ * same settings (each round after `--settle` seconds of unmeasured load), and prints
+ * every run plus `ratio = median(target)/median(baseline)`.
  * Scenarios live in bench/scenarios/<name>.ts.
  */
 export interface Scenario {
@@ -73,6 +75,7 @@ async function main() {
   const scenario = await loadScenario(name);
   const duration = numberFlag('duration', scenario.duration ?? 10);
   const rounds = numberFlag('rounds', 3);
+  const settleSeconds = numberFlag('settle', 1);
   const connections = numberFlag('connections', scenario.connections ?? 100);
 
   const basePort = await freePort();
@@ -95,8 +98,12 @@ async function main() {
     await target.analyze();
     const rows: Figures[] = [];
     for (let round = 1; round <= rounds; round++) {
-      rows.push(await load(`baseline #${round}`, { url: baseUrl, ...baseOptions, ...common }));
-      rows.push(await load(`${name} #${round}`, { url: `${appUrl}${path}`, ...targetOptions, ...common }));
+      const baseline: LoadOptions = { url: baseUrl, ...baseOptions, ...common };
+      await settle(baseline, settleSeconds);
+      rows.push(await load(`baseline #${round}`, baseline));
+      const app: LoadOptions = { url: `${appUrl}${path}`, ...targetOptions, ...common };
+      await settle(app, settleSeconds);
+      rows.push(await load(`${name} #${round}`, app));
     }
     const rate = (baseline: boolean) =>
       median(rows.filter((r) => r.label.startsWith('baseline') === baseline).map((r) => r.requestsPerSec));

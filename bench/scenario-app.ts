@@ -11,6 +11,21 @@ import {
 } from './harness.ts';
 import type { Scenario } from './run.ts';
 
+/**
+ * The arguments of the A/B drivers: `<scenario> <checkout A> <checkout B>` among `--flags`; the
+ * usage line and exit 2 when they are not that.
+ */
+export function abArguments(script: string, flags: string): { name: string; checkouts: [string, string] } {
+  const [name, a, b, ...rest] = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
+  if (!name || !scenarioNames().includes(name) || !a || !b || rest.length > 0) {
+    console.error(
+      `usage: node bench/${script} <${scenarioNames().join('|')}> <checkout A> <checkout B> ${flags}`,
+    );
+    process.exit(2);
+  }
+  return { name, checkouts: [a, b] };
+}
+
 /** The scenarios of `bench/scenarios/`, by name. */
 export function scenarioNames(): string[] {
   return readdirSync(fileURLToPath(new URL('./scenarios/', import.meta.url)))
