@@ -463,6 +463,25 @@ describe('platform routes', () => {
     }
   });
 
+  test("a route's requests are counted under each status it answered", async () => {
+    const count = async (status: number) => {
+      const text = (await app.inject('/metrics')).body;
+      const line = new RegExp(
+        `http_request_duration_seconds_count\\{method="POST",route="/echo",status="${status}"\\} (\\d+)`,
+      ).exec(text);
+      return Number(line?.[1] ?? 0);
+    };
+    const before = { ok: await count(200), bad: await count(400) };
+    const echo = (payload: object) => app.inject({ method: 'POST', url: '/echo', payload });
+    assert.equal((await echo({ name: 'a', age: 1 })).statusCode, 200);
+    assert.equal((await echo({ name: '', age: 1 })).statusCode, 400);
+    assert.equal((await echo({ name: 'b', age: 2 })).statusCode, 200);
+    assert.deepEqual(
+      { ok: await count(200), bad: await count(400) },
+      { ok: before.ok + 2, bad: before.bad + 1 },
+    );
+  });
+
   test('/metrics exposes request histograms, queue and job series', async () => {
     await app.inject('/health/live');
     await app.inject('/no/such/route');
