@@ -61,10 +61,11 @@ export function createFeedService(deps: {
       const before = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
       // Read first: an item stored after it is then either on this page or streamed after it.
       const lastEventId = await repo.lastSeq(userId);
-      const [rows, unread] = await Promise.all([
-        repo.page(userId, query.filter ?? 'active', limit + 1, before),
-        repo.unread(userId),
-      ]);
+      // The count after the page, not beside it: on two connections the count's snapshot could
+      // predate an item the page shows (an unread item counted 0). Counted later, it holds every
+      // unread item shown, and at most some newer ones.
+      const rows = await repo.page(userId, query.filter ?? 'active', limit + 1, before);
+      const unread = await repo.unread(userId);
       const items = rows.slice(0, limit);
       const last = items.at(-1);
       return {
