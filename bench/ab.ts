@@ -14,7 +14,7 @@ import {
 import { abArguments, loadScenario, type ScenarioApp, startScenarioApp } from './scenario-app.ts';
 
 /**
- * `node bench/ab.ts <scenario> <checkout A> <checkout B> [--cycles=6] [--duration=6] [--settle=1] [--connections=N]`
+ * `node bench/ab.ts <scenario> <checkout A> <checkout B> [--cycles=6] [--duration=6] [--settle=1] [--warmup=6] [--connections=N]`
  *
  * One scenario for two versions of the code at once: each checkout's app (its own database and
  * NATS namespace) and the bare baseline run side by side, servers on core 0 and autocannon on
@@ -25,13 +25,17 @@ import { abArguments, loadScenario, type ScenarioApp, startScenarioApp } from '.
  * moves less than throughput on a shared machine. A checkout is a directory with `src/main.ts`
  * and its dependencies, e.g. `git worktree add /tmp/a 48de4ab && ln -s $PWD/node_modules /tmp/a/`.
  * Each measured load follows `--settle` seconds of unmeasured load on its target (`settle`).
+ * Before the first cycle, each target gets `--warmup` seconds of load, so the optimizing compiler
+ * has reached every request path before anything is measured: a running service is measured,
+ * not one still starting.
  */
 pinSelf();
-const { name, checkouts } = abArguments('ab.ts', '[--cycles=6] [--duration=6] [--settle=1]');
+const { name, checkouts } = abArguments('ab.ts', '[--cycles=6] [--duration=6] [--settle=1] [--warmup=6]');
 const scenario = await loadScenario(name);
 const cycles = numberFlag('cycles', 6);
 const duration = numberFlag('duration', 6);
 const settleSeconds = numberFlag('settle', 1);
+const warmupSeconds = numberFlag('warmup', scenario.warmup ?? 6);
 const connections = numberFlag('connections', scenario.connections ?? 100);
 
 interface Target {
@@ -78,7 +82,7 @@ try {
     },
     ...apps,
   );
-  for (const target of targets) await load('warm-up', { ...target.options, duration: 2 });
+  for (const target of targets) await load('warm-up', { ...target.options, duration: warmupSeconds });
   // As run.ts does: statistics after the warm-up, so pooled connections plan their prepared
   // statements for tables that hold rows (what autovacuum would have done by then).
   for (const app of apps) await app.app?.analyze();

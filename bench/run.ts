@@ -39,6 +39,8 @@ export interface Scenario {
   connections?: number;
   /** Seconds per round when `--duration` is not given (default 10). */
   duration?: number;
+  /** Seconds of load per target before `ab.ts`'s first cycle when `--warmup` is not given (default 6). */
+  warmup?: number;
   /** Creates data through the API and returns the load to run against the app. */
   prepare(
     baseUrl: string,

@@ -30,6 +30,8 @@ const scenario: Scenario = {
   target: 0.2,
   connections: 200,
   duration: 4,
+  // Every entry of the warm-up takes a spot too.
+  warmup: 2,
   async prepare() {
     return {
       requests: [
