@@ -25,9 +25,9 @@ import { abArguments, loadScenario, type ScenarioApp, startScenarioApp } from '.
  * moves less than throughput on a shared machine. A checkout is a directory with `src/main.ts`
  * and its dependencies, e.g. `git worktree add /tmp/a 48de4ab && ln -s $PWD/node_modules /tmp/a/`.
  * Each measured load follows `--settle` seconds of unmeasured load on its target (`settle`).
- * Before the first cycle, each target gets `--warmup` seconds of load, so the optimizing compiler
- * has reached every request path before anything is measured: a running service is measured,
- * not one still starting.
+ * Before the first cycle, each target gets `--warmup` seconds of load: a process's first seconds
+ * under load cost more per request (compilation, heap sizing), and what is measured is a service
+ * that has been running, not one still starting.
  */
 pinSelf();
 const { name, checkouts } = abArguments('ab.ts', '[--cycles=6] [--duration=6] [--settle=1] [--warmup=6]');
