@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { createServer, request, type ServerResponse } from 'node:http';
-import { type AddressInfo, connect } from 'node:net';
+import { Agent, createServer, request, type Server, type ServerResponse } from 'node:http';
+import { type AddressInfo, connect, type Socket } from 'node:net';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Registry } from 'prom-client';
@@ -160,4 +160,31 @@ test('a stall of this process is not blamed on its clients; the silence after it
   } finally {
     clearInterval(ticking);
   }
+});
+
+test('the watch adds no listener to a connection (see connections.ts for why)', async (t) => {
+  /** Each event's listener count on the server's side of a connection, after one answered request. */
+  const listenersAfterOneRequest = async (server: Server) => {
+    let socket: Socket | undefined;
+    server.on('connection', (accepted: Socket) => (socket = accepted));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    t.after(() => {
+      server.closeAllConnections();
+      server.close();
+    });
+    const { port } = server.address() as AddressInfo;
+    const agent = new Agent({ keepAlive: true });
+    t.after(() => agent.destroy());
+    await new Promise<void>((resolve) =>
+      request({ port, path: '/', agent }, (response) => response.resume().on('end', resolve)).end(),
+    );
+    return Object.fromEntries(
+      socket!.eventNames().map((name) => [String(name), socket!.listenerCount(name)]),
+    );
+  };
+  const bare = createServer((_request, response) => response.end('done'));
+  const watched = createServer((_request, response) => response.end('done'));
+  const connections = watchConnections(watched, 60_000);
+  t.after(() => connections.stop());
+  assert.deepEqual(await listenersAfterOneRequest(watched), await listenersAfterOneRequest(bare));
 });
