@@ -32,7 +32,7 @@ interface Progress {
  * it does. V8 counts which of the arrays made at one place in the code survive a young-generation
  * collection; seeing those survive, it allocates all of that place's arrays in the old generation
  * from then on, the per-request ones included, and each dead one there keeps its request's
- * objects alive until the next full collection (bench/README.md, "pretenuring").
+ * objects alive until the next full collection (bench/README.md, "pretenured listener arrays").
  */
 export function watchConnections(server: Server, silentMs: number, now = Date.now): Connections {
   // Responses not yet closed; the progress is undefined until a sweep has seen the response.
