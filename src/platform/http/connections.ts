@@ -7,8 +7,10 @@ export interface Connections {
   stop(): void;
 }
 
-/** What a sweep last saw of a response's connection, and since when nothing has moved on it. */
-interface Progress {
+/** A response in progress, and what a sweep last saw of its connection. */
+interface Watched {
+  response: ServerResponse;
+  /** Bytes read and flushed when a sweep last saw them move; -1 until a sweep has seen them. */
   read: number;
   flushed: number;
   since: number;
@@ -27,24 +29,37 @@ interface Progress {
  * In flight is counted on the server rather than in Fastify's hooks: a response's 'close' comes
  * however the request ends (answered, aborted, timed out), where onResponse misses the aborted ones.
  *
- * Responses are tracked, not connections, so that no listener is added to a connection: Node
- * keeps two listeners of one event in an array, and arrays made per connection live as long as
- * it does. V8 counts which of the arrays made at one place in the code survive a young-generation
- * collection; seeing those survive, it allocates all of that place's arrays in the old generation
- * from then on, the per-request ones included, and each dead one there keeps its request's
- * objects alive until the next full collection (bench/README.md, "pretenured listener arrays").
+ * What the watch keeps must let a finished response die young, since most requests end between
+ * two young-generation collections and everything a survivor points to is copied with it:
+ * - Responses are tracked, not connections, so that no listener is added to a connection: Node
+ *   keeps two listeners of one event in an array, and arrays made per connection live as long as
+ *   it does. V8 counts which of the arrays made at one place in the code survive a collection;
+ *   seeing those survive, it allocates all of that place's arrays in the old generation from then
+ *   on, the per-request ones included, and each dead one there keeps its request's objects alive
+ *   until the next full collection (bench/README.md, "pretenured listener arrays").
+ * - They sit in slots of an array reused as requests end, not in a Map: a Map of responses that
+ *   come and go is rebuilt every few hundred requests, and each table it leaves behind in the old
+ *   generation still names the responses it held, which then outlive their requests the same way
+ *   (bench/README.md, "a Map of responses").
  */
 export function watchConnections(server: Server, silentMs: number, now = Date.now): Connections {
-  // Responses not yet closed; the progress is undefined until a sweep has seen the response.
-  const open = new Map<ServerResponse, Progress | undefined>();
-  // One function for every response; 'close' comes once, so a plain listener (`once` would build
-  // a wrapper per request).
-  function closed(this: ServerResponse) {
-    open.delete(this);
-  }
+  // Responses not yet closed, in slots freed (set undefined) when they close and handed out again.
+  const slots: (Watched | undefined)[] = [];
+  const free: number[] = [];
+  let inFlight = 0;
   server.on('request', (_request, response: ServerResponse) => {
-    open.set(response, undefined);
-    response.on('close', closed);
+    const slot = free.pop() ?? slots.length;
+    const watched: Watched = { response, read: -1, flushed: -1, since: 0 };
+    slots[slot] = watched;
+    inFlight++;
+    // 'close' comes once, however the request ends (checked all the same: a slot freed twice would
+    // be handed to two responses); `on`, as `once` would build a wrapper too.
+    response.on('close', () => {
+      if (slots[slot] !== watched) return;
+      slots[slot] = undefined;
+      free.push(slot);
+      inFlight--;
+    });
   });
   const every = Math.max(50, Math.min(5000, Math.floor(silentMs / 4)));
   let lastSweep = now();
@@ -54,15 +69,14 @@ export function watchConnections(server: Server, silentMs: number, now = Date.no
     // silence was ours, not the clients', so this round only takes note of the counts.
     const stalled = at - lastSweep > 2 * every;
     lastSweep = at;
-    for (const [response, seen] of open) {
+    for (const seen of slots) {
       // Null while a pipelined response waits for the one before it on its connection.
-      const socket = response.socket;
-      if (socket === null) continue;
+      const socket = seen?.response.socket;
+      if (seen === undefined || socket === null || socket === undefined) continue;
       const read = socket.bytesRead;
       // Bytes handed to the kernel: what is still queued in the socket has not left.
       const flushed = socket.bytesWritten - socket.writableLength;
-      if (seen === undefined) open.set(response, { read, flushed, since: at });
-      else if (stalled || read !== seen.read || flushed !== seen.flushed) {
+      if (stalled || read !== seen.read || flushed !== seen.flushed) {
         seen.read = read;
         seen.flushed = flushed;
         seen.since = at;
@@ -70,5 +84,5 @@ export function watchConnections(server: Server, silentMs: number, now = Date.no
     }
   }, every);
   sweep.unref();
-  return { inFlight: () => open.size, stop: () => clearInterval(sweep) };
+  return { inFlight: () => inFlight, stop: () => clearInterval(sweep) };
 }
