@@ -43,7 +43,8 @@ interface Watched {
  *   responses it held; bench/README.md, "a Map of responses").
  */
 export function watchConnections(server: Server, silentMs: number, now = Date.now): Connections {
-  // Responses not yet closed, in slots freed (set undefined) when they close and handed out again.
+  // Responses not yet closed, in slots freed (set undefined) when they close and handed out again;
+  // as long as the most requests ever in flight at once, which a sweep reads through.
   const slots: (Watched | undefined)[] = [];
   const free: number[] = [];
   let inFlight = 0;
