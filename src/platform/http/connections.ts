@@ -44,22 +44,20 @@ interface Watched {
  */
 export function watchConnections(server: Server, silentMs: number, now = Date.now): Connections {
   // Responses not yet closed, in slots freed (set undefined) when they close and handed out again;
-  // as long as the most requests ever in flight at once, which a sweep reads through.
+  // as long as the most requests ever in flight at once, which a sweep reads through. Every slot
+  // is either taken or free, so the requests in flight are the slots less the free ones.
   const slots: (Watched | undefined)[] = [];
   const free: number[] = [];
-  let inFlight = 0;
   server.on('request', (_request, response: ServerResponse) => {
     const slot = free.pop() ?? slots.length;
     const watched: Watched = { response, read: -1, flushed: -1, since: 0 };
     slots[slot] = watched;
-    inFlight++;
     // 'close' comes once, however the request ends (checked all the same: a slot freed twice would
     // be handed to two responses); `on`, as `once` would build a wrapper too.
     response.on('close', () => {
       if (slots[slot] !== watched) return;
       slots[slot] = undefined;
       free.push(slot);
-      inFlight--;
     });
   });
   const every = Math.max(50, Math.min(5000, Math.floor(silentMs / 4)));
@@ -71,9 +69,10 @@ export function watchConnections(server: Server, silentMs: number, now = Date.no
     const stalled = at - lastSweep > 2 * every;
     lastSweep = at;
     for (const seen of slots) {
+      if (seen === undefined) continue;
       // Null while a pipelined response waits for the one before it on its connection.
-      const socket = seen?.response.socket;
-      if (seen === undefined || socket === null || socket === undefined) continue;
+      const socket = seen.response.socket;
+      if (socket === null) continue;
       const read = socket.bytesRead;
       // Bytes handed to the kernel: what is still queued in the socket has not left.
       const flushed = socket.bytesWritten - socket.writableLength;
@@ -85,5 +84,5 @@ export function watchConnections(server: Server, silentMs: number, now = Date.no
     }
   }, every);
   sweep.unref();
-  return { inFlight: () => inFlight, stop: () => clearInterval(sweep) };
+  return { inFlight: () => slots.length - free.length, stop: () => clearInterval(sweep) };
 }
