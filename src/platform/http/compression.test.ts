@@ -217,6 +217,25 @@ describe('COMPRESSION_MIN_BYTES', () => {
     }
   });
 
+  test('the health probes run no compression hooks, however low the threshold', async () => {
+    const t = await createTestApp({ services: ['paste'], env: { COMPRESSION_MIN_BYTES: '1' } });
+    try {
+      const headers = { 'accept-encoding': 'gzip' };
+      for (const url of ['/health/live', '/health/ready']) {
+        const probe = await t.app.inject({ url, headers });
+        assert.equal(probe.statusCode, 200, url);
+        assert.equal(probe.headers['content-encoding'], undefined, url);
+        assert.equal(probe.json().status, 'ok', url);
+      }
+      // The same threshold compresses any other small read.
+      const read = await t.app.inject({ url: '/api/v1/paste/languages', headers });
+      assert.equal(read.statusCode, 200);
+      assert.equal(read.headers['content-encoding'], 'gzip');
+    } finally {
+      await t.close();
+    }
+  });
+
   test('off: nothing is compressed', async () => {
     const t = await createTestApp({ services: ['paste'], env: { COMPRESSION_MIN_BYTES: 'off' } });
     try {

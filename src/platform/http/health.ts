@@ -49,6 +49,10 @@ async function timed(kind: string, ping: () => Promise<void>): Promise<HealthChe
 /**
  * `/health/live` says the process is up; `/health/ready` says it can do its work: every adapter
  * in use answers, and the modules' own checks (circuit breakers) are not down.
+ *
+ * Neither runs the compression plugin's hooks (`compress: false`): every load balancer and
+ * orchestrator probes them every few seconds, and their answers are a few hundred bytes at most,
+ * never worth compressing, while the hooks cost every request of a route that has them.
  */
 export function registerHealth(
   app: FastifyInstance,
@@ -60,6 +64,7 @@ export function registerHealth(
     '/health/live',
     {
       config: { access: { public: true } },
+      compress: false,
       schema: {
         tags: ['platform'],
         summary: 'The process is running',
@@ -77,6 +82,7 @@ export function registerHealth(
     {
       // Load balancers probe it without credentials; it names adapters and breaker states, no data.
       config: { access: { public: true } },
+      compress: false,
       schema: {
         tags: ['platform'],
         summary: 'Every dependency in use answers',
