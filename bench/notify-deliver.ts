@@ -11,6 +11,7 @@ import { type Round, startSystem } from './notify-deliver-system.ts';
 
 /**
  * `npm run bench -- notify-deliver [--messages=5000] [--rounds=5] [--warmup=10000] [--concurrency=64] [--deliver-after-accept]`
+ * `node bench/notify-deliver.ts --ab=<checkout A>,<checkout B> [--settle=1000] …` (A/B: both systems, one baseline)
  *
  * End-to-end delivery with two worker processes against a bare JetStream publish-and-consume of
  * the same number of messages, in the same run, in alternating rounds (baseline, system,
@@ -35,6 +36,12 @@ import { type Round, startSystem } from './notify-deliver-system.ts';
  *   channel `queued`, or the run stops. The driver shares the two cores with the system it
  *   measures, so it does as little as a client can: node:http cost ~0.2 ms of CPU per request,
  *   autocannon ~0.03 ms on a fast machine and ~0.2 ms on a slow one (bench/README.md).
+ *
+ * - A/B (`--ab=A,B`): two such systems, one per checkout, each on its own database and NATS
+ *   namespace, started side by side; every round runs the baseline and then both systems, which
+ *   take turns going first, each after `settle` untimed notifications. Each side's ratio is to the
+ *   same baselines, and B/A is read round by round: runs of one side at a time compared ratios to
+ *   baselines that moved by half between minutes here.
  *
  * Then PostgreSQL must hold a notification per request (warm-up included) with distinct client
  * ids, and the dev inbox exactly one message per notification. With
@@ -132,6 +139,31 @@ function describe(cpu: Record<string, number>): string {
     .join(', ');
 }
 
+interface Side {
+  label: string;
+  system: Awaited<ReturnType<typeof startSystem>>;
+  results: Round[];
+}
+
+/** The checkouts to run: `--checkout=DIR` (one), `--ab=A,B` (two, alternately), or this one. */
+function checkoutsOf(): { label: string; cwd?: string }[] {
+  const flag = (name: string) =>
+    process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const ab = flag('ab')?.split(',');
+  if (ab !== undefined) {
+    if (ab.length !== 2 || ab.some((dir) => !dir)) {
+      console.error('usage: --ab=<checkout A>,<checkout B>');
+      process.exit(2);
+    }
+    return [
+      { label: 'A', cwd: resolve(ab[0]) },
+      { label: 'B', cwd: resolve(ab[1]) },
+    ];
+  }
+  const checkout = flag('checkout');
+  return [{ label: 'system', cwd: checkout && resolve(checkout) }];
+}
+
 async function main() {
   const messages = numberFlag('messages', 5000);
   // 10 000, not 2 000: after 2 000 the first two rounds still cost 20-40 % more CPU per
@@ -141,23 +173,32 @@ async function main() {
   const warmup = numberFlag('warmup', 10000);
   const rounds = numberFlag('rounds', 5);
   const concurrency = numberFlag('concurrency', 64);
+  // With two systems, each measured round follows `settle` untimed notifications of its own: a
+  // system left idle while the other was measured has shrunk its processes' young generations.
+  const settle = numberFlag('settle', 1000);
   const deliverAfterAccept = process.argv.includes('--deliver-after-accept');
-  // `--checkout=DIR`: run that checkout's API and workers (A/B: one run per side, alternately).
-  const checkout = process.argv.find((arg) => arg.startsWith('--checkout='))?.slice('--checkout='.length);
+  const checkouts = checkoutsOf();
   console.log(
     `notify-deliver: ${rounds} rounds of ${messages} messages, ${concurrency} concurrent senders, ${cpus().length} cores; ` +
-      'baseline: bare JetStream publish → consume → ack; system: 1 API + 2 workers + 1 scheduler on PostgreSQL + Redis + NATS',
+      'baseline: bare JetStream publish → consume → ack; system: 1 API + 2 workers + 1 scheduler on PostgreSQL + Redis + NATS' +
+      (checkouts.length > 1 ? `; A = ${checkouts[0].cwd}, B = ${checkouts[1].cwd}` : ''),
   );
   // Both sides warm up untimed: the baseline with a run of `warmup` messages, the system with
   // `warmup` notifications accepted and delivered.
   if (warmup > 0) await bareJetStream(warmup, concurrency);
-  const system = await startSystem({ warmup, concurrency, cwd: checkout && resolve(checkout) });
+  const sides: Side[] = [];
   const baselines: Awaited<ReturnType<typeof bareJetStream>>[] = [];
-  const results: Round[] = [];
   try {
-    console.log(`(waited ${system.settledMs.toFixed(0)} ms for the workers to share the partitions)`);
+    for (const { label, cwd } of checkouts) {
+      const system = await startSystem({ warmup, concurrency, cwd });
+      sides.push({ label, system, results: [] });
+      console.log(
+        `(${label}: waited ${system.settledMs.toFixed(0)} ms for the workers to share the partitions)`,
+      );
+    }
     // Alternating, as the other scenarios do: a machine whose speed drifts (this VM's does, with
-    // steal time) moves both sides, and the medians are compared.
+    // steal time) moves both sides, and the medians are compared. Two systems take turns going
+    // first, as ab.ts does.
     for (let r = 1; r <= rounds; r++) {
       const baseline = await bareJetStream(messages, concurrency);
       baselines.push(baseline);
@@ -165,48 +206,75 @@ async function main() {
         `#${r} baseline: ${baseline.perSecond.toFixed(0)} msg/s; CPU ms per message: ` +
           `nats ${baseline.cpuPerMessageMs.nats.toFixed(3)}, client ${baseline.cpuPerMessageMs.client.toFixed(3)}`,
       );
-      const result = await system.round(messages, deliverAfterAccept);
-      results.push(result);
-      console.log(
-        `#${r} system: ${result.perSecond.toFixed(0)} deliveries/s (accepted in ${result.acceptSeconds.toFixed(2)} s, ` +
-          `all delivered after ${result.seconds.toFixed(2)} s); CPU ms per notification: ${describe(result.cpuPerMessageMs)}; ` +
-          `PostgreSQL transactions per notification ${result.transactionsPerMessage.toFixed(2)}; ` +
-          `cores busy ${(100 * result.busyShare).toFixed(0)} %`,
-      );
-      if (result.deliveryCpuPerMessageMs)
-        console.log(
-          `#${r} delivery phase only, CPU ms per notification: ${describe(result.deliveryCpuPerMessageMs)}`,
-        );
+      for (const side of r % 2 === 1 ? sides : [...sides].reverse()) {
+        if (sides.length > 1 && settle > 0) await side.system.round(settle, false);
+        const result = await side.system.round(messages, deliverAfterAccept);
+        side.results.push(result);
+        printRound(`#${r} ${side.label}`, result);
+      }
     }
-    const audit = await system.audit();
-    console.log(`statuses: ${audit.byStatus.map((s) => `${s.status} ${s.n}`).join(', ')}`);
     const baselineRate = median(baselines.map((b) => b.perSecond));
-    const systemRate = median(results.map((r) => r.perSecond));
-    const ratio = systemRate / baselineRate;
-    console.log(
-      `median baseline ${baselineRate.toFixed(0)} msg/s, median system ${systemRate.toFixed(0)} deliveries/s: ` +
-        `ratio = ${ratio.toFixed(3)} (${ratio >= TARGET ? 'meets' : 'BELOW'} the target of ${TARGET})`,
-    );
-    const storedOk =
-      audit.stored.notifications === audit.expected && audit.stored.client_ids === audit.expected;
-    console.log(
-      `stored: ${audit.stored.notifications} notifications with ${audit.stored.client_ids} client ids for ` +
-        `${audit.expected} requests (${storedOk ? 'one per request' : 'MISMATCH'})`,
-    );
-    const inboxOk = audit.inbox.messages === audit.expected && audit.inbox.notifications === audit.expected;
-    console.log(
-      `dev inbox: ${audit.inbox.messages} messages for ${audit.inbox.notifications} notifications ` +
-        `(${inboxOk ? 'exactly one each' : 'MISMATCH'})`,
-    );
+    const report: Record<string, unknown>[] = [];
+    for (const side of sides) report.push(await summarize(side, baselineRate));
+    if (sides.length > 1) compare(sides[0].results, sides[1].results);
     mkdirSync('bench/results', { recursive: true });
     writeFileSync(
       'bench/results/notify-deliver.json',
-      `${JSON.stringify({ name: 'notify-deliver', at: new Date().toISOString(), messages, warmup, concurrency, baselines, rounds: results, ratio, target: TARGET }, null, 2)}\n`,
+      `${JSON.stringify({ name: 'notify-deliver', at: new Date().toISOString(), messages, warmup, concurrency, baselines, sides: report, target: TARGET }, null, 2)}\n`,
     );
-    if (!inboxOk || !storedOk) process.exitCode = 1;
   } finally {
-    await system.close();
+    for (const side of sides) await side.system.close();
   }
+}
+
+function printRound(label: string, result: Round) {
+  console.log(
+    `${label}: ${result.perSecond.toFixed(0)} deliveries/s (accepted in ${result.acceptSeconds.toFixed(2)} s, ` +
+      `all delivered after ${result.seconds.toFixed(2)} s); CPU ms per notification: ${describe(result.cpuPerMessageMs)}; ` +
+      `PostgreSQL transactions per notification ${result.transactionsPerMessage.toFixed(2)}; ` +
+      `cores busy ${(100 * result.busyShare).toFixed(0)} %`,
+  );
+  if (result.deliveryCpuPerMessageMs)
+    console.log(
+      `${label} delivery phase only, CPU ms per notification: ${describe(result.deliveryCpuPerMessageMs)}`,
+    );
+}
+
+/** A side's ratio to the median baseline, and its audit: one stored notification and one inbox message per request. */
+async function summarize({ label, system, results }: Side, baselineRate: number) {
+  const audit = await system.audit();
+  console.log(`${label} statuses: ${audit.byStatus.map((s) => `${s.status} ${s.n}`).join(', ')}`);
+  const systemRate = median(results.map((r) => r.perSecond));
+  const ratio = systemRate / baselineRate;
+  console.log(
+    `${label}: median baseline ${baselineRate.toFixed(0)} msg/s, median system ${systemRate.toFixed(0)} deliveries/s: ` +
+      `ratio = ${ratio.toFixed(3)} (${ratio >= TARGET ? 'meets' : 'BELOW'} the target of ${TARGET})`,
+  );
+  const storedOk =
+    audit.stored.notifications === audit.expected && audit.stored.client_ids === audit.expected;
+  console.log(
+    `${label} stored: ${audit.stored.notifications} notifications with ${audit.stored.client_ids} client ids for ` +
+      `${audit.expected} requests (${storedOk ? 'one per request' : 'MISMATCH'})`,
+  );
+  const inboxOk = audit.inbox.messages === audit.expected && audit.inbox.notifications === audit.expected;
+  console.log(
+    `${label} dev inbox: ${audit.inbox.messages} messages for ${audit.inbox.notifications} notifications ` +
+      `(${inboxOk ? 'exactly one each' : 'MISMATCH'})`,
+  );
+  if (!inboxOk || !storedOk) process.exitCode = 1;
+  return { label, rounds: results, ratio };
+}
+
+/** B against A round by round: deliveries per second, and the CPU of the API and workers per notification. */
+function compare(a: Round[], b: Round[]) {
+  const appCpu = (round: Round) =>
+    ['api', 'worker 1', 'worker 2'].reduce((sum, role) => sum + (round.cpuPerMessageMs[role] ?? 0), 0);
+  const rate = a.map((round, i) => b[i].perSecond / round.perSecond);
+  const cpu = a.map((round, i) => appCpu(b[i]) / appCpu(round));
+  const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / values.length;
+  const list = (values: number[]) => values.map((v) => v.toFixed(3)).join(' ');
+  console.log(`B/A deliveries per second: ${list(rate)}; mean ${mean(rate).toFixed(3)}`);
+  console.log(`B/A CPU per notification (API + workers): ${list(cpu)}; mean ${mean(cpu).toFixed(3)}`);
 }
 
 await main();
