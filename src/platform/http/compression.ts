@@ -31,7 +31,7 @@ const BROTLI_OPTIONS = { params: { [constants.BROTLI_PARAM_QUALITY]: 4 } };
  * command is compressed only when its route asks (`compress: {}`); the nginx in front gzips
  * what the app sends uncompressed anyway. The hottest read, a cached paste's JSON, opts out too
  * and compresses itself (`encodeFor`), which decides with one header read; the health probes opt
- * out (health.ts), as their answers never reach the threshold.
+ * out (health.ts): answers of a few hundred bytes, asked for every few seconds by every prober.
  *
  * Registered after every plugin that adds a route onSend hook reading the payload (idempotency
  * stores the response it sends): route onSend hooks run in the order their onRoute hooks were
