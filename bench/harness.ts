@@ -46,10 +46,15 @@ export async function dropNatsNamespace(namespace: string): Promise<void> {
   }
 }
 
+/** `--key=value` from the command line (everything after the first `=`), or undefined. */
+export function textFlag(key: string): string | undefined {
+  return process.argv.find((arg) => arg.startsWith(`--${key}=`))?.slice(key.length + 3);
+}
+
 /** `--key=N` from the command line, or `fallback`. */
 export function numberFlag(key: string, fallback: number): number {
-  const found = process.argv.find((arg) => arg.startsWith(`--${key}=`));
-  return found ? Number(found.split('=')[1]) : fallback;
+  const found = textFlag(key);
+  return found === undefined ? fallback : Number(found);
 }
 
 /** Re-runs this process on core 1 (servers go on core 0); returns false when already pinned or impossible. */

@@ -10,6 +10,7 @@ import {
   startBenchApp,
   startProcess,
   stopProcess,
+  textFlag,
 } from './harness.ts';
 import { runMixed, type Send, type Workload } from './mixed-load.ts';
 import { chart, summarise, table } from './mixed-report.ts';
@@ -154,7 +155,7 @@ async function main() {
   const durationMs = numberFlag('duration', 60) * 1000;
   const connections = numberFlag('connections', 64);
   // `--retention=2m`: every retention window that short (the steady-state run of issue 23).
-  const retention = process.argv.find((arg) => arg.startsWith('--retention='))?.split('=')[1];
+  const retention = textFlag('retention');
 
   const database = await createBenchDatabase(BENCH_SERVICES.postgres);
   const namespace = `mixed_${Date.now()}`;

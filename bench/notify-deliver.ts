@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
 import { AckPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import type { AcceptedSnapshot } from '../src/notify/notifications/outbox.ts';
-import { BENCH_SERVICES, median, numberFlag, pidsOf, processCpuMs } from './harness.ts';
+import { BENCH_SERVICES, mean, median, numberFlag, pidsOf, processCpuMs, textFlag } from './harness.ts';
 import { notificationRequest, USERS, userId } from './notify-common.ts';
 import { type Round, startSystem } from './notify-deliver-system.ts';
 
@@ -147,9 +147,7 @@ interface Side {
 
 /** The checkouts to run: `--checkout=DIR` (one), `--ab=A,B` (two, alternately), or this one. */
 function checkoutsOf(): { label: string; cwd?: string }[] {
-  const flag = (name: string) =>
-    process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
-  const ab = flag('ab')?.split(',');
+  const ab = textFlag('ab')?.split(',');
   if (ab !== undefined) {
     if (ab.length !== 2 || ab.some((dir) => !dir)) {
       console.error('usage: --ab=<checkout A>,<checkout B>');
@@ -160,7 +158,7 @@ function checkoutsOf(): { label: string; cwd?: string }[] {
       { label: 'B', cwd: resolve(ab[1]) },
     ];
   }
-  const checkout = flag('checkout');
+  const checkout = textFlag('checkout');
   return [{ label: 'system', cwd: checkout && resolve(checkout) }];
 }
 
@@ -271,7 +269,6 @@ function compare(a: Round[], b: Round[]) {
     ['api', 'worker 1', 'worker 2'].reduce((sum, role) => sum + (round.cpuPerMessageMs[role] ?? 0), 0);
   const rate = a.map((round, i) => b[i].perSecond / round.perSecond);
   const cpu = a.map((round, i) => appCpu(b[i]) / appCpu(round));
-  const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / values.length;
   const list = (values: number[]) => values.map((v) => v.toFixed(3)).join(' ');
   console.log(`B/A deliveries per second: ${list(rate)}; mean ${mean(rate).toFixed(3)}`);
   console.log(`B/A CPU per notification (API + workers): ${list(cpu)}; mean ${mean(cpu).toFixed(3)}`);

@@ -4,7 +4,7 @@ import { notificationRetention } from '../src/notify/notifications/retention.ts'
 import { systemClock } from '../src/platform/clock.ts';
 import { createDatabase, type Db } from '../src/platform/db/index.ts';
 import { migrateModule } from '../src/platform/db/migrate.ts';
-import { createBenchDatabase, numberFlag } from './harness.ts';
+import { createBenchDatabase, numberFlag, textFlag } from './harness.ts';
 
 /**
  * `node bench/notify-retention.ts [--notifications=1000000] [--batches=500,2000,5000] [--per=100000]`
@@ -72,9 +72,7 @@ const counts = async (db: Db) => {
 async function main() {
   const notifications = numberFlag('notifications', 1_000_000);
   const per = numberFlag('per', 100_000);
-  const sizes = (process.argv.find((arg) => arg.startsWith('--batches='))?.split('=')[1] ?? '500,2000,5000')
-    .split(',')
-    .map(Number);
+  const sizes = (textFlag('batches') ?? '500,2000,5000').split(',').map(Number);
   const server =
     process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test';
   const bench = await createBenchDatabase(server);

@@ -1,6 +1,6 @@
 import { closeSync, openSync, readSync, statSync, writeFileSync } from 'node:fs';
 import pg from 'pg';
-import { BENCH_SERVICES, numberFlag, startBenchApp, stopProcess } from './harness.ts';
+import { BENCH_SERVICES, numberFlag, startBenchApp, stopProcess, textFlag } from './harness.ts';
 import { runMixed } from './mixed-load.ts';
 import { appEnv, databaseUrl, lotFile, prepareFixtures } from './scale-fixtures.ts';
 import { HOT_PATHS } from './scale-paths.ts';
@@ -16,10 +16,8 @@ import { HOT_PATHS } from './scale-paths.ts';
  * Needs a superuser connection (it sets `session_preload_libraries` on that database for the run)
  * and read access to the server log.
  */
-const database = process.argv.find((arg) => arg.startsWith('--database='))?.split('=')[1];
-const logPath =
-  process.argv.find((arg) => arg.startsWith('--pg-log='))?.split('=')[1] ??
-  '/var/log/postgresql/postgresql-15-main.log';
+const database = textFlag('database');
+const logPath = textFlag('pg-log') ?? '/var/log/postgresql/postgresql-15-main.log';
 const seconds = numberFlag('duration', 1);
 if (!database) {
   console.error('usage: npm run bench -- plans --database=<name> [--pg-log=<server log>] [--duration=1]');

@@ -10,6 +10,7 @@ import {
   numberFlag,
   startBenchApp,
   stopProcess,
+  textFlag,
 } from './harness.ts';
 import { runMixed } from './mixed-load.ts';
 import { type OperationSummary, summarise } from './mixed-report.ts';
@@ -38,9 +39,7 @@ export interface SizeResult {
 const JOB = /cleanup|retention/;
 const durationMs = numberFlag('duration', 5) * 1000;
 const connections = numberFlag('connections', 16);
-const seeded = (process.argv.find((arg) => arg.startsWith('--databases='))?.split('=')[1] ?? '')
-  .split(',')
-  .filter(Boolean);
+const seeded = (textFlag('databases') ?? '').split(',').filter(Boolean);
 
 async function measureSize(label: string, url: string): Promise<SizeResult> {
   const namespace = `scale_${Date.now()}`;
