@@ -32,7 +32,7 @@ import { createSeatsService } from './seats/service.ts';
 import { createTakenFilter } from './seats/taken-filter.ts';
 import { loadBookingSettings } from './settings.ts';
 import { createQueueLive } from './waiting-room/live.ts';
-import { createWaitingRoomRepository } from './waiting-room/repository.ts';
+import { createWaitingRoomRepository, type WaitingRoomRepository } from './waiting-room/repository.ts';
 import { waitingRoomRoutes } from './waiting-room/routes.ts';
 import { createWaitingRoomService } from './waiting-room/service.ts';
 
@@ -40,6 +40,8 @@ import { createWaitingRoomService } from './waiting-room/service.ts';
 export interface BookingTestSeams {
   /** Wraps the seats repository, e.g. with a claim that skips the arbiter (test/support/booking.ts). */
   seatsRepository?: (repo: SeatsRepository, deps: PlatformDeps) => SeatsRepository;
+  /** Wraps the waiting-room repository, e.g. to admit someone while a stream reads its first status. */
+  waitingRoomRepository?: (repo: WaitingRoomRepository) => WaitingRoomRepository;
 }
 
 /** Seat booking: catalogue, search, seat holds, bookings paid through `payments`, waiting room (README.md). */
@@ -67,7 +69,8 @@ export const bookingModule = {
       limits: { perShow: settings.holdsPerUserShow, perUser: settings.holdsPerUser },
     });
     const seatsRepo = seams.seatsRepository?.(safeSeatsRepo, deps) ?? safeSeatsRepo;
-    const waitingRoomRepo = createWaitingRoomRepository(deps.database.db);
+    const safeWaitingRoomRepo = createWaitingRoomRepository(deps.database.db);
+    const waitingRoomRepo = seams.waitingRoomRepository?.(safeWaitingRoomRepo) ?? safeWaitingRoomRepo;
     const metrics = createBookingMetrics(deps.metrics.registry, () => waitingRoomRepo.waitingTotals());
     let seatsLive: SeatsLive | undefined;
     const seatsService = createSeatsService({
@@ -91,7 +94,13 @@ export const bookingModule = {
       settings,
       secret: config.secret,
     });
-    const live = createQueueLive({ waitingRoom, pubsub, sse: deps.sse, log });
+    const live = createQueueLive({
+      waitingRoom,
+      pubsub,
+      sse: deps.sse,
+      log,
+      resyncMs: settings.queueResyncMs,
+    });
     // The platform keeps modules' public APIs untyped (`unknown`): these casts name what the
     // payments and notify modules publish (`needs` has them created first, when enabled).
     const payments = () => deps.modules.get('payments') as BookingPayments | undefined;

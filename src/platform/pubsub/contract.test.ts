@@ -67,3 +67,38 @@ for (const [name, make] of subjects) {
     });
   });
 }
+
+test('redis: the last subscriber leaving while another subscribe is in flight leaves the channel subscribed', {
+  skip: !realServices.redisUrl && 'needs Redis (REDIS_URL)',
+}, async () => {
+  const publisher = new Redis(realServices.redisUrl!, { maxRetriesPerRequest: 1 });
+  const subscriber = new Redis(realServices.redisUrl!, { maxRetriesPerRequest: 1 });
+  try {
+    // Redis has the second SUBSCRIBE at once; this process hears back only when let go.
+    const subscribe = subscriber.subscribe.bind(subscriber);
+    let calls = 0;
+    let letGo = () => {};
+    const held = new Promise<void>((resolve) => {
+      letGo = resolve;
+    });
+    subscriber.subscribe = (async (...channels: string[]) => {
+      const answer = await subscribe(...channels);
+      if (++calls === 2) await held;
+      return answer;
+    }) as typeof subscriber.subscribe;
+    const bus = createRedisPubSub(publisher, subscriber, uniqueName());
+
+    const seen: unknown[] = [];
+    const first = bus.subscribe('c', () => {});
+    const second = bus.subscribe('c', (message) => seen.push(message));
+    await (await first)();
+    letGo();
+    await second;
+    await bus.publish('c', { n: 1 });
+    await until(() => seen.length === 1);
+    assert.deepEqual(seen, [{ n: 1 }]);
+  } finally {
+    publisher.disconnect();
+    subscriber.disconnect();
+  }
+});

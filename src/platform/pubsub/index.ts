@@ -36,11 +36,16 @@ export function createMemoryPubSub(): PubSub {
 
 /**
  * Redis pub/sub needs a connection of its own in subscriber mode; one per process is shared by
- * all local subscribers, and each channel is subscribed in Redis once however many listen.
+ * all local subscribers, and each channel is subscribed in Redis once however many listen. A
+ * channel's local subscribers are counted from the moment they ask, not from when Redis answers:
+ * a last subscriber leaving while another's SUBSCRIBE is in flight must not UNSUBSCRIBE under it.
+ * The connection sends commands in the order they are given, so an UNSUBSCRIBE and a later
+ * SUBSCRIBE of the same channel reach Redis in that order.
  */
 export function createRedisPubSub(publisher: Redis, subscriber: Redis, prefix: string): PubSub {
   const local = new EventEmitter();
   local.setMaxListeners(0);
+  const channels = new Map<string, { subscribers: number; subscribed: Promise<unknown> }>();
   const name = (channel: string) => `${prefix}:ps:${channel}`;
   subscriber.on('message', (fullChannel: string, raw: string) => {
     let message: unknown;
@@ -51,6 +56,15 @@ export function createRedisPubSub(publisher: Redis, subscriber: Redis, prefix: s
     }
     local.emit(fullChannel, message);
   });
+
+  /** One subscriber fewer; the last one out unsubscribes the channel in Redis. */
+  async function leave(full: string, entry: { subscribers: number }) {
+    entry.subscribers--;
+    if (entry.subscribers > 0 || channels.get(full) !== entry) return;
+    channels.delete(full);
+    await subscriber.unsubscribe(full);
+  }
+
   return {
     kind: 'redis',
     async publish(channel, message) {
@@ -58,11 +72,23 @@ export function createRedisPubSub(publisher: Redis, subscriber: Redis, prefix: s
     },
     async subscribe(channel, handler) {
       const full = name(channel);
-      if (local.listenerCount(full) === 0) await subscriber.subscribe(full);
+      let entry = channels.get(full);
+      if (!entry) {
+        entry = { subscribers: 0, subscribed: subscriber.subscribe(full) };
+        channels.set(full, entry);
+      }
+      entry.subscribers++;
+      const joined = entry;
+      try {
+        await joined.subscribed;
+      } catch (error) {
+        await leave(full, joined).catch(() => {});
+        throw error;
+      }
       local.on(full, handler);
       return async () => {
         local.off(full, handler);
-        if (local.listenerCount(full) === 0) await subscriber.unsubscribe(full);
+        await leave(full, joined);
       };
     },
     async ping() {

@@ -47,8 +47,12 @@ let polling = false;
 // Polling is the fallback for when the event stream cannot be had (or is cut by a proxy).
 async function poll() {
   if (done) return;
-  const { ok, data } = await api('GET', `/api/v1/shows/${showId}/queue`, undefined, auth);
-  if (ok) show(data);
+  try {
+    const { ok, data } = await api('GET', `/api/v1/shows/${showId}/queue`, undefined, auth);
+    if (ok) show(data);
+  } catch {
+    // No answer at all (the server restarting, the network gone): the next poll asks again.
+  }
   setTimeout(poll, 10_000);
 }
 function startPolling() {
