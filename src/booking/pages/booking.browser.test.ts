@@ -182,9 +182,12 @@ test('a hot show: the waiting room shows the place in line live and admits when 
     { ...auth, 'idempotency-key': randomUUID() },
   );
   assert.equal(booked.status, 'CONFIRMED');
-  await page.locator('#go:not([hidden])').waitFor().catch((error: Error) => {
-    throw new Error(`${error.message}\nthe app's log:\n${suite.server.output()}`);
-  });
+  await page
+    .locator('#go:not([hidden])')
+    .waitFor()
+    .catch((error: Error) => {
+      throw new Error(`${error.message}\nthe app's log:\n${suite.server.output()}`);
+    });
   assert.equal(await page.textContent('#position'), "It's your turn");
   await screenshot(page, 'booking-waiting-room-admitted');
   await page.waitForURL(new RegExp(`/shows/${hotShow}$`));
