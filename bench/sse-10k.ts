@@ -1,26 +1,29 @@
 import { randomUUID } from 'node:crypto';
 import { Agent, type ClientRequest, get } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { numberFlag } from './harness.ts';
+import { numberFlag, processCpuMs } from './harness.ts';
 import { BOOKING_BENCH_ENV, createHotShow, guest } from './scenarios/booking-hold.ts';
 import { mib, rssOf, startApp } from './standalone.ts';
 
 /**
- * `npm run bench -- sse-10k [--connections=10000]`
+ * `npm run bench -- sse-10k [--connections=10000] [--resync=10] [--idle=30]`
  *
  * One app process holds 10,000 waiting-queue SSE streams of one hot show (each a different
  * user, each told its position), then the waiting room moves: every stream must receive its
- * update. Reports the process's memory per connection and how long the update took to reach all.
+ * new position. Reports the process's memory per connection, how long the update took to reach
+ * all, and the CPU the process spends holding the streams for `--idle` seconds (heartbeats, and
+ * the positions re-read every `--resync` seconds, BOOKING_QUEUE_RESYNC_SECONDS).
  */
 async function main() {
   const total = numberFlag('connections', 10_000);
+  const resync = numberFlag('resync', 10);
+  const idle = numberFlag('idle', 30);
   const app = await startApp('booking', {
     BOOKING_DEMO: 'false',
     BOOKING_QUEUE_CAPACITY: '100',
     // Every stream comes from this one address.
     SSE_MAX_PER_ADDRESS: String(total + 100),
-    // The periodic re-read would also count as an update: only the pub/sub path is measured.
-    BOOKING_QUEUE_RESYNC_SECONDS: '600',
+    BOOKING_QUEUE_RESYNC_SECONDS: String(resync),
     ...BOOKING_BENCH_ENV,
   });
   const agent = new Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY });
@@ -29,7 +32,8 @@ async function main() {
     const show = await createHotShow(app.base, 20, 20);
     await sleep(1000);
     const before = rssOf(app.pid);
-    const events = new Array<number>(total).fill(0);
+    // Each stream's last position (0 once admitted): a re-read that changes nothing is no update.
+    const positions = new Array<number>(total).fill(-1);
     const admitted: { token: string; authorization: string }[] = [];
     // Each stream is a guest of its own, made before the clock starts.
     const guests: { authorization: string }[] = [];
@@ -62,12 +66,13 @@ async function main() {
               for (const block of blocks) {
                 const event = /^event: (.+)$/m.exec(block)?.[1];
                 if (!event || event === 'heartbeat') continue;
-                events[index]++;
-                if (event === 'admitted' && events[index] === 1) {
-                  const data = JSON.parse(/^data: (.+)$/m.exec(block)?.[1] ?? '{}');
+                const data = JSON.parse(/^data: (.+)$/m.exec(block)?.[1] ?? '{}');
+                const first = positions[index] === -1;
+                if (event === 'admitted' && positions[index] !== 0) {
                   admitted.push({ token: data.admission_token, authorization });
                 }
-                if (events[index] === 1) resolve();
+                positions[index] = event === 'admitted' ? 0 : data.position;
+                if (first) resolve();
               }
             });
           },
@@ -92,16 +97,24 @@ async function main() {
     console.log(`/health/live while holding them: ${live.toFixed(1)} ms`);
 
     // An admitted user books: the slot goes to the next in line and everyone behind moves up.
-    const firstEvents = [...events];
+    const firstPositions = [...positions];
+    const movedCount = () => positions.filter((position, i) => position !== firstPositions[i]).length;
     const moved = performance.now();
     await bookOneSeat(app.base, show, admitted[0]);
-    while (events.filter((count, i) => count > firstEvents[i]).length < total - admitted.length) {
+    while (movedCount() < total - admitted.length) {
       if (performance.now() - moved > 60_000) break;
       await sleep(50);
     }
-    const reached = events.filter((count, i) => count > firstEvents[i]).length;
+    const reached = movedCount();
     console.log(
       `queue moved by one: ${reached} of ${total} streams got an update (${total - admitted.length} of them waiting, each with its new position) in ${((performance.now() - moved) / 1000).toFixed(2)} s`,
+    );
+
+    const cpuBefore = processCpuMs(app.pid);
+    await sleep(idle * 1000);
+    const cpuPerSecond = (processCpuMs(app.pid) - cpuBefore) / idle;
+    console.log(
+      `holding them for ${idle} s, positions re-read every ${resync} s: ${cpuPerSecond.toFixed(1)} ms of CPU per second`,
     );
   } finally {
     for (const request of requests) request.destroy();
