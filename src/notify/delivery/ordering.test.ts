@@ -92,7 +92,9 @@ test(`${USERS * PER_USER} notifications, ${USERS} users, two workers (${shared ?
         await sql`select id, n, pid from test_provider_calls where user_id = ${userId} order by id`.execute(
           db,
         );
-      assert.fail(`order of ${userId}: ${order.join()}; provider calls: ${JSON.stringify(rows)}`);
+      // The ids are bigint, which JSON.stringify refuses.
+      const calls = JSON.stringify(rows, (_, value) => (typeof value === 'bigint' ? String(value) : value));
+      assert.fail(`order of ${userId}: ${order.join()}; provider calls: ${calls}`);
     }
   }
   if (shared) assert.equal(new Set(log.map((row) => row.pid)).size, 2, 'both processes delivered');
