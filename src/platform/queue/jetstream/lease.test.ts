@@ -3,28 +3,36 @@ import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { holdLeases, type LeaseStore, type PartitionRunner, rendezvous } from './lease.ts';
 
-/** A KV bucket in memory: revisions and `create`/`update` as JetStream KV decides them (no TTL). */
-function memoryStore() {
-  const entries = new Map<string, { value: string; revision: number }>();
+/**
+ * A KV bucket in memory: revisions and `create`/`update` as JetStream KV decides them, and with
+ * `ttlMs` an entry ends that long after it was last written, as the bucket's max age ends it.
+ */
+function memoryStore(ttlMs = Number.POSITIVE_INFINITY) {
+  const entries = new Map<string, { value: string; revision: number; at: number }>();
   let revision = 0;
+  const live = (key: string) => {
+    const entry = entries.get(key);
+    if (entry && Date.now() - entry.at >= ttlMs) entries.delete(key);
+    return entries.get(key);
+  };
   const store: LeaseStore = {
     async keys(filter) {
       const prefix = filter.replace(/\*$/, '');
-      const found = [...entries.keys()].filter((key) => key.startsWith(prefix));
+      const found = [...entries.keys()].filter((key) => key.startsWith(prefix) && live(key));
       return (async function* () {
         yield* found;
       })();
     },
     async put(key, value) {
-      entries.set(key, { value, revision: ++revision });
+      entries.set(key, { value, revision: ++revision, at: Date.now() });
       return revision;
     },
     async create(key, value) {
-      if (entries.has(key)) throw new Error('wrong last sequence');
+      if (live(key)) throw new Error('wrong last sequence');
       return store.put(key, value);
     },
     async update(key, value, expected) {
-      if (entries.get(key)?.revision !== expected) throw new Error('wrong last sequence');
+      if (live(key)?.revision !== expected) throw new Error('wrong last sequence');
       return store.put(key, value);
     },
     async delete(key) {
@@ -117,7 +125,7 @@ test('a lease taken by someone else stops its runner at the next renewal', async
     await until(() => everyPartition((p) => owners(p).join() === 'one'), 'one runs everything');
     const key = 'g.p.a_topic.3';
     assert.ok(entries.has(key));
-    entries.set(key, { value: 'intruder', revision: 10_000 });
+    entries.set(key, { value: 'intruder', revision: 10_000, at: Date.now() });
     await until(() => owners(3).length === 0, 'the runner of partition 3 stopped');
   } finally {
     await one.stop();
@@ -146,5 +154,53 @@ test('a lease that lapsed while nobody took it is taken back; its runner goes on
     assert.equal(starts, started, 'no runner restarted');
   } finally {
     await one.stop();
+  }
+});
+
+test('a runner slow to stop keeps its lease until it has stopped, and the other leases are renewed meanwhile', async () => {
+  const leaseMs = 600;
+  const { store, entries } = memoryStore(leaseMs);
+  const { start, owners } = runners();
+  let finishInProgress = () => {};
+  const inProgress = new Promise<void>((resolve) => {
+    finishInProgress = resolve;
+  });
+  // One's runners stop only when their messages in progress end (a provider call that hangs).
+  const slowStart = (p: number): PartitionRunner => {
+    const runner = start('one')(p);
+    return {
+      async stop() {
+        await inProgress;
+        await runner.stop();
+      },
+    };
+  };
+  const one = holdLeases({ ...options(store, 'one', slowStart), leaseMs });
+  let two: ReturnType<typeof holdLeases> | undefined;
+  const doubled = new Set<number>();
+  const watch = setInterval(() => {
+    for (let p = 0; p < PARTITIONS; p++) if (owners(p).length > 1) doubled.add(p);
+  }, 5);
+  try {
+    await until(() => everyPartition((p) => owners(p).join() === 'one'), 'one runs everything');
+    two = holdLeases({ ...options(store, 'two', start('two')), leaseMs });
+    const twos = Array.from({ length: PARTITIONS }, (_, p) => p).filter(
+      (p) => rendezvous(['one', 'two'], `a.topic/${p}`) === 'two',
+    );
+    assert.ok(twos.length > 0 && twos.length < PARTITIONS, 'the hash gives each member some');
+    await sleep(leaseMs * 4); // one's hand-over hangs for several lease lifetimes
+    assert.deepEqual([...doubled], [], 'no partition ran in two members at once');
+    for (let p = 0; p < PARTITIONS; p++) {
+      assert.equal(entries.get(`g.p.a_topic.${p}`)?.value, 'one', `partition ${p} still one's lease`);
+      assert.deepEqual(owners(p), ['one'], `partition ${p} still run by one alone`);
+    }
+    finishInProgress();
+    await until(() => twos.every((p) => owners(p).join() === 'two'), "two runs its share once one's stopped");
+    assert.deepEqual([...doubled], [], 'no partition ran in two members at once');
+  } finally {
+    finishInProgress();
+    clearInterval(watch);
+    await one.stop();
+    await two?.stop();
   }
 });

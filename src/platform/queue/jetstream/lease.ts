@@ -32,15 +32,29 @@ export interface LeaseOptions {
 /** Keys and subjects allow only these characters. */
 export const token = (name: string) => name.replace(/[^A-Za-z0-9_-]/g, '_');
 
+/** A partition this member holds: its lease's revision, its runner, and its stop and release once begun. */
+interface Held {
+  revision: number;
+  runner: PartitionRunner;
+  stopped?: Promise<void>;
+  released?: Promise<void>;
+}
+
 /**
  * A member's share of a topic's partitions. Every few seconds it announces itself, reads the
  * live members, and wants each partition its rendezvous hash gives it: it renews the leases it
  * holds, lets go of the ones now meant for another member, and takes the free ones it is meant
  * to have (`create` decides between members that both think so).
+ *
+ * Letting go waits for the runner's messages in progress, which can take as long as a provider
+ * call. Meanwhile the lease is still renewed (the next owner must not start before they end),
+ * and the tick does not wait for it: a tick held up by one slow hand-over renewed none of the
+ * other leases, they lapsed, and another member ran those partitions beside this one.
  */
 export function holdLeases(options: LeaseOptions): { stop(): Promise<void> } {
   const { store, memberId, group, topic, partitions } = options;
-  const owned = new Map<number, { revision: number; runner: PartitionRunner }>();
+  const owned = new Map<number, Held>();
+  const draining = new Set<Promise<void>>();
   const memberKey = `${group}.m.${memberId}`;
   const partitionKey = (p: number) => `${group}.p.${token(topic)}.${p}`;
   let stopping = false;
@@ -52,30 +66,47 @@ export function holdLeases(options: LeaseOptions): { stop(): Promise<void> } {
     return members;
   }
 
-  async function release(p: number) {
-    const entry = owned.get(p);
-    if (!entry) return;
-    owned.delete(p);
-    await entry.runner.stop();
-    await store.delete(partitionKey(p)).catch(() => {});
+  /** Stops a runner once, in the background; `stop()` waits for every one still draining. */
+  function stopRunner(held: Held): Promise<void> {
+    if (held.stopped) return held.stopped;
+    const stopped = held.runner
+      .stop()
+      .catch(options.onError)
+      .finally(() => draining.delete(stopped));
+    draining.add(stopped);
+    held.stopped = stopped;
+    return stopped;
   }
 
-  async function renew(p: number, entry: { revision: number; runner: PartitionRunner }) {
+  /** Lets go of a partition: its lease goes once its runner has stopped, renewed until then. */
+  function release(p: number): Promise<void> {
+    const held = owned.get(p);
+    if (!held) return Promise.resolve();
+    held.released ??= stopRunner(held).then(async () => {
+      if (owned.get(p) !== held) return; // lost meanwhile: the lease is someone else's
+      owned.delete(p);
+      await store.delete(partitionKey(p)).catch(() => {});
+    });
+    return held.released;
+  }
+
+  async function renew(p: number, held: Held) {
     try {
-      entry.revision = await store.update(partitionKey(p), memberId, entry.revision);
+      held.revision = await store.update(partitionKey(p), memberId, held.revision);
       return;
     } catch {
       // The lease lapsed: a tick came late (a busy process or server) and the TTL ended it.
     }
+    if (owned.get(p) !== held) return; // released meanwhile
     try {
       // Nobody took it meanwhile: take it back and keep the runner. Stopping it here made every
       // late tick restart all the partitions' consumers, and a restart is slower than a tick,
       // so a loaded process kept losing its leases and delivered nothing for long stretches.
-      entry.revision = await store.create(partitionKey(p), memberId);
+      held.revision = await store.create(partitionKey(p), memberId);
     } catch {
       // Someone else holds it now: stop at once.
-      owned.delete(p);
-      await entry.runner.stop();
+      if (owned.get(p) === held) owned.delete(p);
+      void stopRunner(held);
     }
   }
 
@@ -89,14 +120,18 @@ export function holdLeases(options: LeaseOptions): { stop(): Promise<void> } {
   }
 
   async function settle(p: number, desired: string) {
-    const entry = owned.get(p);
-    if (entry && desired !== memberId) return release(p);
-    if (entry) return renew(p, entry);
+    const held = owned.get(p);
+    if (held && desired !== memberId) void release(p);
+    if (held) return renew(p, held);
     if (desired === memberId && !stopping) await acquire(p);
   }
 
   async function tick() {
-    if (stopping) return;
+    if (stopping) {
+      // Only the leases of the runners still draining are kept.
+      await Promise.all([...owned].map(([p, held]) => renew(p, held)));
+      return;
+    }
     await store.put(memberKey, '1');
     const members = await liveMembers();
     await Promise.all(
@@ -112,10 +147,14 @@ export function holdLeases(options: LeaseOptions): { stop(): Promise<void> } {
   return {
     async stop() {
       stopping = true;
+      await ticking;
+      // Gone from the members first, so the others want these partitions and take each one as
+      // soon as its runner here has stopped and its lease is deleted.
+      await store.delete(memberKey).catch(() => {});
+      await Promise.all([...owned.keys()].map(release));
+      await Promise.all([...draining]);
       clearInterval(timer);
       await ticking;
-      await Promise.all([...owned.keys()].map(release));
-      await store.delete(memberKey).catch(() => {});
     },
   };
 }
