@@ -12,7 +12,7 @@ import { mib, rssOf, startApp } from './standalone.ts';
  * user, each told its position), then the waiting room moves: every stream must receive its
  * new position. Reports the process's memory per connection, how long the update took to reach
  * all, and the CPU the process spends holding the streams for `--idle` seconds (heartbeats, and
- * the positions re-read every `--resync` seconds, BOOKING_QUEUE_RESYNC_SECONDS).
+ * the positions re-read every `--resync` seconds, BOOKING_LIVE_RESYNC_SECONDS).
  */
 async function main() {
   const total = numberFlag('connections', 10_000);
@@ -23,7 +23,7 @@ async function main() {
     BOOKING_QUEUE_CAPACITY: '100',
     // Every stream comes from this one address.
     SSE_MAX_PER_ADDRESS: String(total + 100),
-    BOOKING_QUEUE_RESYNC_SECONDS: String(resync),
+    BOOKING_LIVE_RESYNC_SECONDS: String(resync),
     ...BOOKING_BENCH_ENV,
   });
   const agent = new Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY });

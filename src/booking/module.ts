@@ -85,7 +85,13 @@ export const bookingModule = {
       filter: createTakenFilter({ clock, pubsub }),
     });
     const seats = countingHolds(seatsService, metrics);
-    seatsLive = createSeatsLive({ pubsub, sse: deps.sse, log, seatMap: (id) => seatsService.seatMap(id) });
+    seatsLive = createSeatsLive({
+      pubsub,
+      sse: deps.sse,
+      log,
+      seatMap: (id) => seatsService.seatMap(id),
+      resyncMs: settings.liveResyncMs,
+    });
     const waitingRoom = createWaitingRoomService({
       repo: waitingRoomRepo,
       catalogue,
@@ -99,7 +105,7 @@ export const bookingModule = {
       pubsub,
       sse: deps.sse,
       log,
-      resyncMs: settings.queueResyncMs,
+      resyncMs: settings.liveResyncMs,
     });
     // The platform keeps modules' public APIs untyped (`unknown`): these casts name what the
     // payments and notify modules publish (`needs` has them created first, when enabled).

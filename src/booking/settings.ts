@@ -20,7 +20,7 @@ export interface BookingSettings {
   queueCapacity: number;
   admissionMs: number;
   /** How often a process re-reads the positions it streams, in case a pub/sub message was lost. */
-  queueResyncMs: number;
+  liveResyncMs: number;
   currency: string;
   /**
    * Abuse limits: live holds (HELD, not expired) one user may have on one show and over all
@@ -62,7 +62,7 @@ export function loadBookingSettings(env: Env): BookingSettings {
     paymentTimeoutMs: read.int('BOOKING_PAYMENT_TIMEOUT_SECONDS', 120, 5, 3600) * 1000,
     queueCapacity: read.int('BOOKING_QUEUE_CAPACITY', 100, 1, 100_000),
     admissionMs: read.int('BOOKING_ADMISSION_MINUTES', 10, 1, 120) * 60_000,
-    queueResyncMs: read.int('BOOKING_QUEUE_RESYNC_SECONDS', 10, 1, 600) * 1000,
+    liveResyncMs: read.int('BOOKING_LIVE_RESYNC_SECONDS', 10, 1, 600) * 1000,
     currency: pattern('BOOKING_CURRENCY', read.string('BOOKING_CURRENCY', 'INR'), /^[A-Z]{3}$/),
     holdsPerUserShow: read.int('BOOKING_HOLDS_PER_USER_SHOW', 1, 1, 1000),
     holdsPerUser: read.int('BOOKING_HOLDS_PER_USER', 3, 1, 1000),

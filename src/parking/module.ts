@@ -52,6 +52,7 @@ export const parkingModule: ServiceModule = {
       log: deps.log,
       boards: service.boards,
       ticketSnapshot: service.ticket,
+      resyncMs: settings.boardsResyncMs,
     });
     return {
       async routes(app) {

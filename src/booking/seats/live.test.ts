@@ -52,6 +52,29 @@ test('the seat map stream sends the map at once, then after a hold and a release
   await events.cancel();
 });
 
+test('a hold that runs out shows its seats free on the stream at the next re-read, before any message says so', async () => {
+  // No workers here, so no sweeper: nothing publishes the expiry; only the re-read can find it.
+  const resyncing = await bookingTestApp({ env: { BOOKING_LIVE_RESYNC_SECONDS: '1' } });
+  try {
+    const show = (await seedShow(resyncing, { multiplier: 1 })).showId;
+    await resyncing.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = resyncing.app.server.address() as { port: number };
+    const held = await hold(resyncing, show, ['B1']);
+    assert.equal(held.statusCode, 201, held.body);
+    const response = await fetch(`http://127.0.0.1:${port}/api/v1/shows/${show}/seats/events`);
+    const events = sseEvents(response);
+    try {
+      assert.equal(status(await events.until<SeatMap>('seats'), 'B1'), 'BOOKED');
+      resyncing.clock.advance(11 * 60_000); // past the hold's 10 minutes
+      await events.until<SeatMap>('seats', (map) => status(map, 'B1') === 'AVAILABLE');
+    } finally {
+      await events.cancel();
+    }
+  } finally {
+    await resyncing.close();
+  }
+});
+
 test('the seat map stream of an unknown show is a 404', async () => {
   const response = await fetch(`${otherUrl}/api/v1/shows/${randomUUID()}/seats/events`);
   assert.equal(response.status, 404);

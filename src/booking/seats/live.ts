@@ -9,30 +9,62 @@ export const seatMapChannel = (showId: string) => `booking.seatmap.${showId}`;
 /** Coalesces a burst of holds of one show into one seat-map read per process. */
 const REFRESH_DELAY_MS = 200;
 
+/** What a process does for one show it streams the seat map of. */
+interface ShowWatch {
+  streams: Set<SseStream>;
+  unsubscribe: Promise<() => Promise<void>>;
+  resync: NodeJS.Timeout;
+  timer?: NodeJS.Timeout;
+  /** A change message came since the last read: the next read is sent even if it looks the same. */
+  changed: boolean;
+  /** The map last sent to every stream (JSON), so a re-read that finds nothing new sends nothing. */
+  lastSent?: string;
+  /**
+   * Streams sent their first map (read apart, maybe newer than the last one sent to all) since the
+   * last read began: the next read goes to them even when the others need nothing.
+   */
+  fresh: Set<SseStream>;
+}
+
 /**
  * Live seat maps over SSE, as the parking boards and the waiting room do it: every hold, booking
  * and release of a show is published on its pub/sub channel (from whichever process made it), and
  * each process that streams the show reads its seat map once per burst and pushes `seats` (the
  * same body as `GET /shows/{id}/seats`) to every listener. The map never says who holds a seat.
+ * Pub/sub delivers at most once (a message published while Redis reconnects is gone), and a hold
+ * running out frees its seats before the sweeper says so; so every `resyncMs` the map is read
+ * again and sent if it changed.
  */
 export function createSeatsLive(deps: {
   pubsub: PubSub;
   sse: SseHub;
   log: FastifyBaseLogger;
   seatMap: (showId: string) => Promise<SeatMap>;
+  resyncMs: number;
 }) {
   const { pubsub, sse, log } = deps;
-  const shows = new Map<
-    string,
-    { streams: Set<SseStream>; unsubscribe: Promise<() => Promise<void>>; timer?: NodeJS.Timeout }
-  >();
+  const shows = new Map<string, ShowWatch>();
 
   async function refresh(showId: string) {
     const show = shows.get(showId);
     if (!show) return;
     show.timer = undefined;
-    const map = await deps.seatMap(showId);
-    for (const stream of show.streams) stream.send('seats', map);
+    const changed = show.changed;
+    show.changed = false;
+    const fresh = [...show.fresh];
+    show.fresh.clear();
+    let map: SeatMap;
+    try {
+      map = await deps.seatMap(showId);
+    } catch (error) {
+      show.changed ||= changed; // the next read sends what this one could not
+      for (const stream of fresh) show.fresh.add(stream);
+      throw error;
+    }
+    const body = JSON.stringify(map);
+    const same = !changed && body === show.lastSent;
+    show.lastSent = body;
+    for (const stream of same ? fresh : show.streams) if (show.streams.has(stream)) stream.send('seats', map);
   }
 
   function scheduleRefresh(showId: string) {
@@ -41,6 +73,33 @@ export function createSeatsLive(deps: {
     show.timer = setTimeout(() => {
       refresh(showId).catch((error) => log.warn({ err: error, showId }, 'seat map refresh failed'));
     }, REFRESH_DELAY_MS);
+  }
+
+  /** The show's watch, subscribing to its changes when this process has none yet. */
+  function watch(showId: string): ShowWatch {
+    const existing = shows.get(showId);
+    if (existing) return existing;
+    const show: ShowWatch = {
+      streams: new Set(),
+      fresh: new Set(),
+      changed: false,
+      unsubscribe: pubsub.subscribe(seatMapChannel(showId), () => {
+        show.changed = true;
+        scheduleRefresh(showId);
+      }),
+      resync: setInterval(() => scheduleRefresh(showId), deps.resyncMs).unref(),
+    };
+    shows.set(showId, show);
+    return show;
+  }
+
+  async function release(showId: string, show: ShowWatch) {
+    if (show.streams.size > 0 || shows.get(showId) !== show) return;
+    shows.delete(showId);
+    clearTimeout(show.timer);
+    clearInterval(show.resync);
+    const unsubscribe = await show.unsubscribe.catch(() => undefined);
+    await unsubscribe?.();
   }
 
   return {
@@ -55,27 +114,23 @@ export function createSeatsLive(deps: {
     async open(request: FastifyRequest, reply: FastifyReply, showId: string): Promise<void> {
       await deps.seatMap(showId); // an unknown show is a 404, before the stream opens
       const stream = sse.open(request, reply);
-      let show = shows.get(showId);
-      if (!show) {
-        show = {
-          streams: new Set(),
-          unsubscribe: pubsub.subscribe(seatMapChannel(showId), () => scheduleRefresh(showId)),
-        };
-        shows.set(showId, show);
-      }
+      const show = watch(showId);
       show.streams.add(stream);
-      // Read after subscribing: a change is then either in this map or sent after it.
-      await show.unsubscribe;
-      deps.seatMap(showId).then(
-        (map) => stream.send('seats', map),
-        (error) => log.warn({ err: error, showId }, 'seat map snapshot failed'),
-      );
-      await stream.closed;
-      show.streams.delete(stream);
-      if (show.streams.size === 0 && shows.get(showId) === show) {
-        shows.delete(showId);
-        clearTimeout(show.timer);
-        await (await show.unsubscribe)();
+      try {
+        // Read after subscribing: a change is then either in this map or sent after it.
+        await show.unsubscribe;
+        deps.seatMap(showId).then(
+          (map) => {
+            stream.send('seats', map);
+            if (show.streams.has(stream)) show.fresh.add(stream);
+          },
+          (error) => log.warn({ err: error, showId }, 'seat map snapshot failed'),
+        );
+        await stream.closed;
+      } finally {
+        show.streams.delete(stream);
+        show.fresh.delete(stream);
+        await release(showId, show);
       }
     },
   };

@@ -17,7 +17,7 @@ after(() => Promise.all(apps.map((app) => app.close())));
 
 async function hotShowApp(resyncSeconds: number, seams?: BookingTestSeams) {
   const t = await bookingTestApp({
-    env: { BOOKING_QUEUE_CAPACITY: '1', BOOKING_QUEUE_RESYNC_SECONDS: String(resyncSeconds) },
+    env: { BOOKING_QUEUE_CAPACITY: '1', BOOKING_LIVE_RESYNC_SECONDS: String(resyncSeconds) },
     seams,
   });
   apps.push(t);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { sql } from 'kysely';
 import { lotEnv } from '../../../test/support/parking.ts';
 import { createTestApp, type TestApp } from '../../../test/support/platform.ts';
 import { sseEvents } from '../../../test/support/sse-reader.ts';
@@ -67,6 +68,30 @@ test('the boards stream sends the boards at once and again after every park, fro
     ELECTRIC: 1,
   });
   await events.cancel();
+});
+
+test('a change whose message never came reaches the boards stream at the next re-read', async () => {
+  const resyncing = await createTestApp({
+    services: ['parking'],
+    env: { ...lotEnv(), PARKING_BOARDS_RESYNC: '1s' },
+  });
+  try {
+    await resyncing.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = resyncing.app.server.address() as { port: number };
+    const events = sseEvents(await fetch(`http://127.0.0.1:${port}/api/v1/parking/boards/stream`));
+    try {
+      assert.equal(free(await events.until<BoardsView>('boards'), 1, 'LARGE'), 1);
+      // A spot taken out of service behind the API's back: nothing publishes it.
+      await sql`update parking_spots set retired = true where floor = 1 and spot_type = 'LARGE'`.execute(
+        resyncing.adapters.database.db,
+      );
+      await events.until<BoardsView>('boards', (boards) => free(boards, 1, 'LARGE') === 0);
+    } finally {
+      await events.cancel();
+    }
+  } finally {
+    await resyncing.close();
+  }
 });
 
 test('the ticket event stream is a 404 for an unknown ticket', async () => {

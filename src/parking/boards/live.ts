@@ -9,6 +9,9 @@ import type { BoardsView } from './views.ts';
  * the pub/sub channels, so a park or unpark handled anywhere reaches every board. Refreshes are
  * coalesced: while one board query runs, further changes wait for it and cause one more query,
  * so a burst of entries costs a few queries, and the last snapshot sent is always current.
+ * Pub/sub delivers at most once (a message published while Redis reconnects is gone), so every
+ * `resyncMs` the boards are read again and sent if they changed: a quiet lot's boards do not stay
+ * wrong until the next car.
  */
 export function createLiveBoards(deps: {
   pubsub: PubSub;
@@ -16,25 +19,38 @@ export function createLiveBoards(deps: {
   log: FastifyBaseLogger;
   boards: () => Promise<BoardsView>;
   ticketSnapshot: (ticketId: string) => Promise<unknown>;
+  resyncMs: number;
 }) {
   const boardStreams = new Set<SseStream>();
   const ticketStreams = new Map<string, Set<SseStream>>();
   const unsubscribers: (() => Promise<void>)[] = [];
   let running = false;
   let dirty = false;
+  /** A change or a new stream since the last read: the next read is sent even if it looks the same. */
+  let changed = false;
+  /** The snapshot last sent (JSON), so a re-read that finds nothing new sends nothing. */
+  let lastSent: string | undefined;
+  let resync: NodeJS.Timeout | undefined;
 
-  function refresh(): void {
+  function refresh(change = true): void {
     if (boardStreams.size === 0) return;
     dirty = true;
+    changed ||= change;
     if (running) return;
     running = true;
     void (async () => {
       while (dirty) {
         dirty = false;
+        const send = changed;
+        changed = false;
         try {
           const snapshot = await deps.boards();
+          const body = JSON.stringify(snapshot);
+          if (!send && body === lastSent) continue;
+          lastSent = body;
           for (const stream of boardStreams) stream.send('boards', snapshot);
         } catch (error) {
+          changed ||= send;
           deps.log.warn({ err: error }, 'display boards not refreshed');
         }
       }
@@ -50,8 +66,9 @@ export function createLiveBoards(deps: {
 
   return {
     async start() {
-      unsubscribers.push(await deps.pubsub.subscribe(SPOTS_CHANNEL, refresh));
+      unsubscribers.push(await deps.pubsub.subscribe(SPOTS_CHANNEL, () => refresh()));
       unsubscribers.push(await deps.pubsub.subscribe(TICKETS_CHANNEL, onTicketEvent));
+      resync = setInterval(() => refresh(false), deps.resyncMs).unref();
     },
 
     /** `event: boards` with the full boards snapshot, at once and after every change. */
@@ -82,6 +99,7 @@ export function createLiveBoards(deps: {
     },
 
     async close() {
+      clearInterval(resync);
       for (const unsubscribe of unsubscribers.splice(0)) await unsubscribe().catch(() => {});
     },
   };
