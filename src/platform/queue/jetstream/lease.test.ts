@@ -204,3 +204,41 @@ test('a runner slow to stop keeps its lease until it has stopped, and the other 
     await two?.stop();
   }
 });
+
+test('a partition whose lease was lost is not taken again until its old runner has stopped', async () => {
+  const { store, entries } = memoryStore();
+  const { start, owners } = runners();
+  let finishInProgress = () => {};
+  const inProgress = new Promise<void>((resolve) => {
+    finishInProgress = resolve;
+  });
+  let stopsAsked = 0;
+  const one = holdLeases(
+    options(store, 'one', (p) => {
+      const runner = start('one')(p);
+      if (p !== 3) return runner;
+      return {
+        async stop() {
+          stopsAsked++;
+          await inProgress; // partition 3's messages in progress end only when the test says so
+          await runner.stop();
+        },
+      };
+    }),
+  );
+  try {
+    await until(() => everyPartition((p) => owners(p).join() === 'one'), 'one runs everything');
+    const key = 'g.p.a_topic.3';
+    entries.set(key, { value: 'intruder', revision: 10_000, at: Date.now() });
+    await until(() => stopsAsked > 0, 'the lost lease noticed');
+    entries.delete(key); // the intruder lets go while one's old runner still drains
+    await sleep(200); // ten ticks
+    assert.deepEqual(owners(3), ['one'], 'only the old runner, still draining');
+    assert.equal(entries.has(key), false, 'not taken again yet');
+    finishInProgress();
+    await until(() => owners(3).join() === 'one' && entries.get(key)?.value === 'one', 'taken again');
+  } finally {
+    finishInProgress();
+    await one.stop();
+  }
+});

@@ -54,7 +54,8 @@ interface Held {
 export function holdLeases(options: LeaseOptions): { stop(): Promise<void> } {
   const { store, memberId, group, topic, partitions } = options;
   const owned = new Map<number, Held>();
-  const draining = new Set<Promise<void>>();
+  /** Runners stopping, by partition: a partition is not taken again until its old runner has stopped. */
+  const draining = new Map<number, Promise<void>>();
   const memberKey = `${group}.m.${memberId}`;
   const partitionKey = (p: number) => `${group}.p.${token(topic)}.${p}`;
   let stopping = false;
@@ -67,13 +68,15 @@ export function holdLeases(options: LeaseOptions): { stop(): Promise<void> } {
   }
 
   /** Stops a runner once, in the background; `stop()` waits for every one still draining. */
-  function stopRunner(held: Held): Promise<void> {
+  function stopRunner(p: number, held: Held): Promise<void> {
     if (held.stopped) return held.stopped;
     const stopped = held.runner
       .stop()
       .catch(options.onError)
-      .finally(() => draining.delete(stopped));
-    draining.add(stopped);
+      .finally(() => {
+        if (draining.get(p) === stopped) draining.delete(p);
+      });
+    draining.set(p, stopped);
     held.stopped = stopped;
     return stopped;
   }
@@ -82,7 +85,7 @@ export function holdLeases(options: LeaseOptions): { stop(): Promise<void> } {
   function release(p: number): Promise<void> {
     const held = owned.get(p);
     if (!held) return Promise.resolve();
-    held.released ??= stopRunner(held).then(async () => {
+    held.released ??= stopRunner(p, held).then(async () => {
       if (owned.get(p) !== held) return; // lost meanwhile: the lease is someone else's
       owned.delete(p);
       await store.delete(partitionKey(p)).catch(() => {});
@@ -106,7 +109,7 @@ export function holdLeases(options: LeaseOptions): { stop(): Promise<void> } {
     } catch {
       // Someone else holds it now: stop at once.
       if (owned.get(p) === held) owned.delete(p);
-      void stopRunner(held);
+      void stopRunner(p, held);
     }
   }
 
@@ -123,7 +126,7 @@ export function holdLeases(options: LeaseOptions): { stop(): Promise<void> } {
     const held = owned.get(p);
     if (held && desired !== memberId) void release(p);
     if (held) return renew(p, held);
-    if (desired === memberId && !stopping) await acquire(p);
+    if (desired === memberId && !stopping && !draining.has(p)) await acquire(p);
   }
 
   async function tick() {
@@ -152,7 +155,7 @@ export function holdLeases(options: LeaseOptions): { stop(): Promise<void> } {
       // soon as its runner here has stopped and its lease is deleted.
       await store.delete(memberKey).catch(() => {});
       await Promise.all([...owned.keys()].map(release));
-      await Promise.all([...draining]);
+      await Promise.all([...draining.values()]);
       clearInterval(timer);
       await ticking;
     },
