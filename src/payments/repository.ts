@@ -1,4 +1,4 @@
-import { type Insertable, type Kysely, sql, type Transaction } from 'kysely';
+import { type ExpressionBuilder, type Insertable, type Kysely, sql, type Transaction } from 'kysely';
 import { createGroup } from '../platform/db/group.ts';
 import type { Db } from '../platform/db/index.ts';
 import type { PaymentPurpose, PaymentStatus } from './api.ts';
@@ -27,6 +27,10 @@ export type NewPayment = Required<
 
 export type PaymentsDb = Kysely<PaymentsTables>;
 type Executor = PaymentsDb | Transaction<PaymentsTables>;
+
+/** PENDING, or FAILED with another try allowed: a payment that can still be paid, or cancelled. */
+const stillPayable = (eb: ExpressionBuilder<PaymentsTables, 'payments'>) =>
+  eb.or([eb('status', '=', 'PENDING'), eb.and([eb('status', '=', 'FAILED'), eb('allow_retry', '=', true)])]);
 
 /** Card attempts per payment: a hosted page must not become a card-testing oracle. */
 export const MAX_ATTEMPTS = 10;
@@ -123,12 +127,7 @@ export function createPaymentsRepository(database: Db) {
         .where('id', '=', id)
         .where('attempt_id', 'is', null)
         .where('attempts', '<', MAX_ATTEMPTS)
-        .where((eb) =>
-          eb.or([
-            eb('status', '=', 'PENDING'),
-            eb.and([eb('status', '=', 'FAILED'), eb('allow_retry', '=', true)]),
-          ]),
-        )
+        .where(stillPayable)
         .returningAll()
         .executeTakeFirst();
     },
@@ -185,12 +184,7 @@ export function createPaymentsRepository(database: Db) {
         .set({ ...failedFields(failure, now), allow_retry: false })
         .where('id', '=', id)
         .where('attempt_id', 'is', null)
-        .where((eb) =>
-          eb.or([
-            eb('status', '=', 'PENDING'),
-            eb.and([eb('status', '=', 'FAILED'), eb('allow_retry', '=', true)]),
-          ]),
-        )
+        .where(stillPayable)
         .returningAll()
         .executeTakeFirst();
     },
