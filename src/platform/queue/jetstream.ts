@@ -141,8 +141,9 @@ export async function createJetStreamQueue(
       partitions,
       leaseMs,
       onError: reportError,
-      start: (p) =>
+      start: (p, lease) =>
         runPartition({
+          lease,
           nc,
           js,
           jsm,

@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { holdLeases, type LeaseStore, type PartitionRunner, rendezvous } from './lease.ts';
+import {
+  holdLeases,
+  type LeaseGuard,
+  type LeaseOptions,
+  type LeaseStore,
+  type PartitionRunner,
+  rendezvous,
+} from './lease.ts';
 
 /**
  * A KV bucket in memory: revisions and `create`/`update` as JetStream KV decides them, and with
@@ -63,7 +70,7 @@ function runners() {
 }
 
 const PARTITIONS = 8;
-const options = (store: LeaseStore, memberId: string, start: (p: number) => PartitionRunner) => ({
+const options = (store: LeaseStore, memberId: string, start: LeaseOptions['start']) => ({
   store,
   memberId,
   group: 'g',
@@ -239,6 +246,51 @@ test('a partition whose lease was lost is not taken again until its old runner h
     await until(() => owners(3).join() === 'one' && entries.get(key)?.value === 'one', 'taken again');
   } finally {
     finishInProgress();
+    await one.stop();
+  }
+});
+
+test("a runner's guard holds back its messages while a renewal is late, until the lease is written again", async () => {
+  const { store } = memoryStore();
+  let resumeUpdates: (() => void) | undefined;
+  const stalling: LeaseStore = {
+    ...store,
+    async update(key, value, revision) {
+      // While stalled, renewals hang (a busy server), then go through as sent.
+      if (resumeUpdates) await new Promise<void>((resolve) => stalled.push(resolve));
+      return store.update(key, value, revision);
+    },
+  };
+  const stalled: (() => void)[] = [];
+  const guards = new Map<number, LeaseGuard>();
+  const one = holdLeases({
+    ...options(stalling, 'one', (p, lease) => {
+      guards.set(p, lease);
+      return { stop: async () => {} };
+    }),
+    leaseMs: 300,
+  });
+  const within = (promise: Promise<void>, ms: number) =>
+    Promise.race([promise.then(() => true), sleep(ms).then(() => false)]);
+  try {
+    await until(() => guards.size === PARTITIONS, 'every partition run');
+    const running = new AbortController().signal;
+    assert.equal(await within(guards.get(0)!.held(running), 20), true, 'a fresh lease lets messages start');
+    resumeUpdates = () => {
+      resumeUpdates = undefined;
+      for (const resume of stalled.splice(0)) resume();
+    };
+    await sleep(400); // past the lease's lifetime without a renewal
+    const waiting = guards.get(0)!.held(running);
+    assert.equal(await within(waiting, 100), false, 'no message starts while the lease may have lapsed');
+    const stopping = new AbortController();
+    const stopped = guards.get(1)!.held(stopping.signal);
+    stopping.abort();
+    assert.equal(await within(stopped, 20), true, 'a stop ends the wait');
+    resumeUpdates();
+    assert.equal(await within(waiting, 1000), true, 'the renewal lets it start');
+  } finally {
+    resumeUpdates?.();
     await one.stop();
   }
 });

@@ -11,6 +11,15 @@ export interface LeaseStore {
   delete(key: string): Promise<void>;
 }
 
+/** What a partition's runner asks before it starts a message. */
+export interface LeaseGuard {
+  /**
+   * Resolves at once while the lease is surely held; otherwise (a renewal is late, the lease may
+   * have lapsed and another member may run the partition) once it is renewed, or `signal` aborts.
+   */
+  held(signal: AbortSignal): Promise<void>;
+}
+
 export interface PartitionRunner {
   /** Stops taking messages and waits for the ones in progress. */
   stop(): Promise<void>;
@@ -25,15 +34,26 @@ export interface LeaseOptions {
   /** Lifetime of a lease (the store's TTL); renewed three times within it. */
   leaseMs: number;
   /** Starts processing a partition this member just leased. */
-  start(partition: number): PartitionRunner;
+  start(partition: number, lease: LeaseGuard): PartitionRunner;
   onError(error: unknown): void;
 }
 
 /** Keys and subjects allow only these characters. */
 export const token = (name: string) => name.replace(/[^A-Za-z0-9_-]/g, '_');
 
+/** A lease as its guard sees it. */
+interface Validity {
+  /**
+   * Until then (this process's clock) the lease is surely held: the store wrote it after we sent
+   * the write, and ends it `leaseMs` after it wrote it.
+   */
+  validUntil: number;
+  /** Runners' messages waiting for a renewal. */
+  waiters: Set<() => void>;
+}
+
 /** A partition this member holds: its lease's revision, its runner, and its stop and release once begun. */
-interface Held {
+interface Held extends Validity {
   revision: number;
   runner: PartitionRunner;
   stopped?: Promise<void>;
@@ -59,6 +79,31 @@ export function holdLeases(options: LeaseOptions): { stop(): Promise<void> } {
   const memberKey = `${group}.m.${memberId}`;
   const partitionKey = (p: number) => `${group}.p.${token(topic)}.${p}`;
   let stopping = false;
+  // A tenth kept back for the two clocks' drift and the store's own timing of the TTL.
+  const validity = options.leaseMs * 0.9;
+
+  /** The lease was written (created or renewed) by a request sent at `sentAt`. */
+  function written(lease: Validity, sentAt: number) {
+    lease.validUntil = sentAt + validity;
+    for (const wake of [...lease.waiters]) wake();
+  }
+
+  function guard(lease: Validity): LeaseGuard {
+    return {
+      held(signal) {
+        if (Date.now() < lease.validUntil || signal.aborted) return Promise.resolve();
+        return new Promise((resolve) => {
+          const done = () => {
+            lease.waiters.delete(done);
+            signal.removeEventListener('abort', done);
+            resolve();
+          };
+          lease.waiters.add(done);
+          signal.addEventListener('abort', done, { once: true });
+        });
+      },
+    };
+  }
 
   async function liveMembers(): Promise<string[]> {
     const members: string[] = [];
@@ -95,7 +140,9 @@ export function holdLeases(options: LeaseOptions): { stop(): Promise<void> } {
 
   async function renew(p: number, held: Held) {
     try {
+      const sentAt = Date.now();
       held.revision = await store.update(partitionKey(p), memberId, held.revision);
+      written(held, sentAt);
       return;
     } catch {
       // The lease lapsed: a tick came late (a busy process or server) and the TTL ended it.
@@ -105,7 +152,9 @@ export function holdLeases(options: LeaseOptions): { stop(): Promise<void> } {
       // Nobody took it meanwhile: take it back and keep the runner. Stopping it here made every
       // late tick restart all the partitions' consumers, and a restart is slower than a tick,
       // so a loaded process kept losing its leases and delivered nothing for long stretches.
+      const sentAt = Date.now();
       held.revision = await store.create(partitionKey(p), memberId);
+      written(held, sentAt);
     } catch {
       // Someone else holds it now: stop at once.
       if (owned.get(p) === held) owned.delete(p);
@@ -115,8 +164,11 @@ export function holdLeases(options: LeaseOptions): { stop(): Promise<void> } {
 
   async function acquire(p: number) {
     try {
+      const sentAt = Date.now();
       const revision = await store.create(partitionKey(p), memberId);
-      owned.set(p, { revision, runner: options.start(p) });
+      const lease: Validity = { validUntil: sentAt + validity, waiters: new Set() };
+      // One object: the guard reads the validity that renewals write.
+      owned.set(p, Object.assign(lease, { revision, runner: options.start(p, guard(lease)) }));
     } catch {
       // Still held by its previous owner; it lets go once it sees the new membership.
     }

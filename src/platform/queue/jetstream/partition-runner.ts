@@ -7,7 +7,7 @@ import {
   type JsMsg,
 } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
-import type { PartitionRunner } from './lease.ts';
+import type { LeaseGuard, PartitionRunner } from './lease.ts';
 import type { Envelope, MessageProcessor } from './processor.ts';
 
 const NANOS = 1_000_000;
@@ -24,6 +24,8 @@ export interface PartitionRunnerOptions<T> {
   ackWaitMs: number;
   /** Resolves once the topic's streams exist. */
   ready(): Promise<void>;
+  /** The partition's lease: no message starts while it may have lapsed. */
+  lease: LeaseGuard;
   process: MessageProcessor<T>;
   onError(error: unknown): void;
 }
@@ -47,7 +49,12 @@ export function runPartition<T>(options: PartitionRunnerOptions<T>): PartitionRu
     for await (const msg of messages) {
       // Parsed once here (the key picks the chain) and handed on.
       const envelope = parse<T>(msg);
-      chains.run(envelope?.key ?? '', () => options.process(msg, envelope, abort.signal));
+      chains.run(envelope?.key ?? '', async () => {
+        // Another member may run the partition once the lease lapsed: wait for the renewal (or
+        // the stop, and the message is handed back).
+        await options.lease.held(abort.signal);
+        await options.process(msg, envelope, abort.signal);
+      });
     }
   })().catch((error) => {
     if (!abort.signal.aborted) options.onError(error);
