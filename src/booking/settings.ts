@@ -19,7 +19,7 @@ export interface BookingSettings {
   /** Waiting room: users admitted at once, and how long each admission lasts. */
   queueCapacity: number;
   admissionMs: number;
-  /** How often a process re-reads the positions it streams, in case a pub/sub message was lost. */
+  /** How often a process re-reads the seat maps and queue positions it streams: pub/sub may lose one. */
   liveResyncMs: number;
   currency: string;
   /**
