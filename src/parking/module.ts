@@ -52,7 +52,7 @@ export const parkingModule: ServiceModule = {
       log: deps.log,
       boards: service.boards,
       ticketSnapshot: service.ticket,
-      resyncMs: settings.boardsResyncMs,
+      resyncMs: settings.liveResyncMs,
     });
     return {
       async routes(app) {

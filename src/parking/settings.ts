@@ -11,8 +11,8 @@ export interface ParkingSettings {
   panelIdleResetMs: number;
   /** PARKING_PANEL_DONE_RESET: how long "Paid — the gate opens" stays before the panel clears. */
   panelDoneResetMs: number;
-  /** PARKING_BOARDS_RESYNC: how often a process re-reads the boards it streams, whatever pub/sub said. */
-  boardsResyncMs: number;
+  /** PARKING_LIVE_RESYNC: how often a process re-reads the boards and tickets it streams. */
+  liveResyncMs: number;
 }
 
 export function loadParkingSettings(env: Env): ParkingSettings {
@@ -24,6 +24,6 @@ export function loadParkingSettings(env: Env): ParkingSettings {
     // A driver paying on a phone needs a while; any touch or key press starts the wait again.
     panelIdleResetMs: read.duration('PARKING_PANEL_IDLE_RESET', '2m', 1000, 3_600_000),
     panelDoneResetMs: read.duration('PARKING_PANEL_DONE_RESET', '10s', 1000, 600_000),
-    boardsResyncMs: read.duration('PARKING_BOARDS_RESYNC', '10s', 1000, 600_000),
+    liveResyncMs: read.duration('PARKING_LIVE_RESYNC', '10s', 1000, 600_000),
   };
 }

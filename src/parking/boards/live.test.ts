@@ -70,10 +70,10 @@ test('the boards stream sends the boards at once and again after every park, fro
   await events.cancel();
 });
 
-test('a change whose message never came reaches the boards stream at the next re-read', async () => {
+test('a change whose message never came reaches the boards and ticket streams at the next re-read', async () => {
   const resyncing = await createTestApp({
     services: ['parking'],
-    env: { ...lotEnv(), PARKING_BOARDS_RESYNC: '1s' },
+    env: { ...lotEnv(), PARKING_LIVE_RESYNC: '1s' },
   });
   try {
     await resyncing.app.listen({ port: 0, host: '127.0.0.1' });
@@ -88,6 +88,28 @@ test('a change whose message never came reaches the boards stream at the next re
       await events.until<BoardsView>('boards', (boards) => free(boards, 1, 'LARGE') === 0);
     } finally {
       await events.cancel();
+    }
+
+    // A panel waiting for a payment made on the phone: its gate_open message never came.
+    const parked = await resyncing.app.inject({
+      method: 'POST',
+      url: '/api/v1/parking/entry',
+      headers: resyncing.asOperator,
+      payload: { licensePlate: 'LOST1', vehicleType: 'CAR' },
+    });
+    assert.equal(parked.statusCode, 201, parked.body);
+    const { ticketId } = parked.json() as { ticketId: string };
+    const ticket = sseEvents(
+      await fetch(`http://127.0.0.1:${port}/api/v1/parking/tickets/${ticketId}/events`),
+    );
+    try {
+      assert.equal((await ticket.until<{ status: string }>('ticket')).status, 'ACTIVE');
+      await sql`update parking_tickets set status = 'PAID', paid_at = now() where id = ${ticketId}`.execute(
+        resyncing.adapters.database.db,
+      );
+      await ticket.until<{ status: string }>('ticket', (body) => body.status === 'PAID');
+    } finally {
+      await ticket.cancel();
     }
   } finally {
     await resyncing.close();

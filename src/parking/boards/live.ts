@@ -10,8 +10,9 @@ import type { BoardsView } from './views.ts';
  * coalesced: while one board query runs, further changes wait for it and cause one more query,
  * so a burst of entries costs a few queries, and the last snapshot sent is always current.
  * Pub/sub delivers at most once (a message published while Redis reconnects is gone), so every
- * `resyncMs` the boards are read again and sent if they changed: a quiet lot's boards do not stay
- * wrong until the next car.
+ * `resyncMs` the boards and the streamed tickets are read again and sent if they changed: a quiet
+ * lot's boards do not stay wrong until the next car, and a panel whose `gate_open` was lost sees
+ * the ticket `PAID` (and opens the gate) instead of waiting for ever.
  */
 export function createLiveBoards(deps: {
   pubsub: PubSub;
@@ -31,6 +32,9 @@ export function createLiveBoards(deps: {
   /** The snapshot last sent (JSON), so a re-read that finds nothing new sends nothing. */
   let lastSent: string | undefined;
   let resync: NodeJS.Timeout | undefined;
+  /** The ticket snapshot (JSON) each ticket stream was last sent. */
+  const ticketSent = new WeakMap<SseStream, string>();
+  let ticketsResyncing = false;
 
   function refresh(change = true): void {
     if (boardStreams.size === 0) return;
@@ -64,11 +68,37 @@ export function createLiveBoards(deps: {
     for (const stream of ticketStreams.get(event.ticketId) ?? []) stream.send(event.type, event);
   }
 
+  /** Reads each streamed ticket again; a stream gets it if it differs from what the stream last got. */
+  async function resyncTickets() {
+    if (ticketsResyncing) return;
+    ticketsResyncing = true;
+    try {
+      for (const [ticketId, streams] of ticketStreams) {
+        const snapshot = await deps.ticketSnapshot(ticketId).catch((error) => {
+          deps.log.warn({ err: error, ticketId }, 'ticket not re-read');
+          return undefined;
+        });
+        if (snapshot === undefined) continue;
+        const body = JSON.stringify(snapshot);
+        for (const stream of streams) {
+          if (ticketSent.get(stream) === body) continue;
+          ticketSent.set(stream, body);
+          stream.send('ticket', snapshot);
+        }
+      }
+    } finally {
+      ticketsResyncing = false;
+    }
+  }
+
   return {
     async start() {
       unsubscribers.push(await deps.pubsub.subscribe(SPOTS_CHANNEL, () => refresh()));
       unsubscribers.push(await deps.pubsub.subscribe(TICKETS_CHANNEL, onTicketEvent));
-      resync = setInterval(() => refresh(false), deps.resyncMs).unref();
+      resync = setInterval(() => {
+        refresh(false);
+        resyncTickets().catch((error) => deps.log.warn({ err: error }, 'tickets not re-read'));
+      }, deps.resyncMs).unref();
     },
 
     /** `event: boards` with the full boards snapshot, at once and after every change. */
@@ -90,7 +120,10 @@ export function createLiveBoards(deps: {
       streams.add(stream);
       // Read after subscribing: an event is then either in this snapshot or sent after it.
       deps.ticketSnapshot(ticketId).then(
-        (snapshot) => stream.send('ticket', snapshot),
+        (snapshot) => {
+          ticketSent.set(stream, JSON.stringify(snapshot));
+          stream.send('ticket', snapshot);
+        },
         (error) => deps.log.warn({ err: error, ticketId }, 'ticket snapshot failed'),
       );
       await stream.closed;
