@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
-import { lotEnv } from '../../../test/support/parking.ts';
+import { enter, lotEnv } from '../../../test/support/parking.ts';
 import { createTestApp, type TestApp } from '../../../test/support/platform.ts';
 import { sseEvents } from '../../../test/support/sse-reader.ts';
 import { type App, buildApp } from '../../app.ts';
@@ -91,12 +91,7 @@ test('a change whose message never came reaches the boards and ticket streams at
     }
 
     // A panel waiting for a payment made on the phone: its gate_open message never came.
-    const parked = await resyncing.app.inject({
-      method: 'POST',
-      url: '/api/v1/parking/entry',
-      headers: resyncing.asOperator,
-      payload: { licensePlate: 'LOST1', vehicleType: 'CAR' },
-    });
+    const parked = await enter(resyncing, 'LOST1');
     assert.equal(parked.statusCode, 201, parked.body);
     const { ticketId } = parked.json() as { ticketId: string };
     const ticket = sseEvents(
