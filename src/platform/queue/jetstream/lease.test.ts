@@ -165,7 +165,8 @@ test('a lease that lapsed while nobody took it is taken back; its runner goes on
 });
 
 test('a runner slow to stop keeps its lease until it has stopped, and the other leases are renewed meanwhile', async () => {
-  const leaseMs = 600;
+  // Long enough that a busy test machine's event-loop stalls do not end a lease by themselves.
+  const leaseMs = 1000;
   const { store, entries } = memoryStore(leaseMs);
   const { start, owners } = runners();
   let finishInProgress = () => {};
@@ -195,7 +196,7 @@ test('a runner slow to stop keeps its lease until it has stopped, and the other 
       (p) => rendezvous(['one', 'two'], `a.topic/${p}`) === 'two',
     );
     assert.ok(twos.length > 0 && twos.length < PARTITIONS, 'the hash gives each member some');
-    await sleep(leaseMs * 4); // one's hand-over hangs for several lease lifetimes
+    await sleep(leaseMs * 3); // one's hand-over hangs for several lease lifetimes
     assert.deepEqual([...doubled], [], 'no partition ran in two members at once');
     for (let p = 0; p < PARTITIONS; p++) {
       assert.equal(entries.get(`g.p.a_topic.${p}`)?.value, 'one', `partition ${p} still one's lease`);
@@ -268,7 +269,7 @@ test("a runner's guard holds back its messages while a renewal is late, until th
       guards.set(p, lease);
       return { stop: async () => {} };
     }),
-    leaseMs: 300,
+    leaseMs: 1000,
   });
   const within = (promise: Promise<void>, ms: number) =>
     Promise.race([promise.then(() => true), sleep(ms).then(() => false)]);
@@ -280,7 +281,7 @@ test("a runner's guard holds back its messages while a renewal is late, until th
       resumeUpdates = undefined;
       for (const resume of stalled.splice(0)) resume();
     };
-    await sleep(400); // past the lease's lifetime without a renewal
+    await sleep(1200); // past the lease's lifetime without a renewal
     const waiting = guards.get(0)!.held(running);
     assert.equal(await within(waiting, 100), false, 'no message starts while the lease may have lapsed');
     const stopping = new AbortController();
