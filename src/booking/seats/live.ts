@@ -15,9 +15,7 @@ interface ShowWatch {
   unsubscribe: Promise<() => Promise<void>>;
   resync: NodeJS.Timeout;
   timer?: NodeJS.Timeout;
-  /** A change message came since the last read: the next read is sent even if it looks the same. */
-  changed: boolean;
-  /** The map last sent to every stream (JSON), so a re-read that finds nothing new sends nothing. */
+  /** The map last sent to every stream (JSON), so a read that finds nothing new sends nothing. */
   lastSent?: string;
   /**
    * Streams sent their first map (read apart, maybe newer than the last one sent to all) since the
@@ -49,20 +47,17 @@ export function createSeatsLive(deps: {
     const show = shows.get(showId);
     if (!show) return;
     show.timer = undefined;
-    const changed = show.changed;
-    show.changed = false;
     const fresh = [...show.fresh];
     show.fresh.clear();
     let map: SeatMap;
     try {
       map = await deps.seatMap(showId);
     } catch (error) {
-      show.changed ||= changed; // the next read sends what this one could not
-      for (const stream of fresh) show.fresh.add(stream);
+      for (const stream of fresh) show.fresh.add(stream); // the next read sends to them
       throw error;
     }
     const body = JSON.stringify(map);
-    const same = !changed && body === show.lastSent;
+    const same = body === show.lastSent;
     show.lastSent = body;
     for (const stream of same ? fresh : show.streams) if (show.streams.has(stream)) stream.send('seats', map);
   }
@@ -82,11 +77,7 @@ export function createSeatsLive(deps: {
     const show: ShowWatch = {
       streams: new Set(),
       fresh: new Set(),
-      changed: false,
-      unsubscribe: pubsub.subscribe(seatMapChannel(showId), () => {
-        show.changed = true;
-        scheduleRefresh(showId);
-      }),
+      unsubscribe: pubsub.subscribe(seatMapChannel(showId), () => scheduleRefresh(showId)),
       resync: setInterval(() => scheduleRefresh(showId), deps.resyncMs).unref(),
     };
     shows.set(showId, show);
