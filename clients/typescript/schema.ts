@@ -2039,10 +2039,130 @@ export interface components {
             [key: string]: unknown;
         };
     };
-    responses: never;
+    responses: {
+        /** @description The request does not match its schema (validation_failed, malformed_json) */
+        BadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description Missing or invalid credentials (unauthorized) */
+        Unauthorized: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The payment was declined (payment_declined) */
+        PaymentDeclined: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The credentials do not allow this operation (forbidden) */
+        Forbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description Not found, or not the caller's (as if it did not exist) */
+        NotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description A conflict with the current state */
+        Conflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description Gone: expired, deleted or cancelled */
+        Gone: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The media type is not accepted */
+        UnsupportedMediaType: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description Well-formed but refused */
+        Unprocessable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description Too many requests; Retry-After says when to ask again */
+        TooManyRequests: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description A problem (RFC 9457) */
+        Problem: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+    };
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description The URL of the resource this answer created or names */
+        Location: string;
+        /** @description The validator of this representation; send it back in If-None-Match */
+        ETag: string;
+        /** @description The token that deletes this paste (shown once) */
+        "X-Delete-Token": string;
+        /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
+        RateLimit: string;
+        /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
+        "RateLimit-Policy": string;
+        /** @description Seconds to wait before asking again */
+        "Retry-After": number;
+        /** @description Present on the replay of the first answer to this Idempotency-Key */
+        "Idempotent-Replayed": "true";
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -2067,15 +2187,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            default: components["responses"]["Problem"];
         };
     };
     getHealthReady: {
@@ -2103,15 +2215,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            default: components["responses"]["Problem"];
         };
     };
     postGuests: {
@@ -2137,15 +2241,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            default: components["responses"]["Problem"];
         };
     };
     postPaste: {
@@ -2220,16 +2316,11 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
-                    /** @description Present on the replay of the first answer to this Idempotency-Key */
-                    "Idempotent-Replayed"?: "true";
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description The URL of the resource this answer created or names */
-                    Location?: string;
-                    /** @description The token that deletes this paste (shown once) */
-                    "X-Delete-Token"?: string;
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Location: components["headers"]["Location"];
+                    "X-Delete-Token": components["headers"]["X-Delete-Token"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2246,10 +2337,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             400: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2259,10 +2348,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             401: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2272,12 +2359,9 @@ export interface operations {
             /** @description A conflict with the current state */
             409: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2287,10 +2371,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             413: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2300,10 +2382,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             415: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2313,10 +2393,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             422: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2326,27 +2404,16 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             429: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            default: components["responses"]["Problem"];
         };
     };
     putPaste: {
@@ -2382,16 +2449,11 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
-                    /** @description Present on the replay of the first answer to this Idempotency-Key */
-                    "Idempotent-Replayed"?: "true";
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description The URL of the resource this answer created or names */
-                    Location?: string;
-                    /** @description The token that deletes this paste (shown once) */
-                    "X-Delete-Token"?: string;
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Location: components["headers"]["Location"];
+                    "X-Delete-Token": components["headers"]["X-Delete-Token"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2401,10 +2463,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             400: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2414,10 +2474,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             401: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2427,12 +2485,9 @@ export interface operations {
             /** @description A conflict with the current state */
             409: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2442,10 +2497,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             413: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2455,10 +2508,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             415: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2468,10 +2519,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             422: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2481,27 +2530,16 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             429: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            default: components["responses"]["Problem"];
         };
     };
     postPasteAlias: {
@@ -2576,16 +2614,11 @@ export interface operations {
             /** @description JSON for a JSON body; the URL as text for a raw body (its delete token in X-Delete-Token) */
             201: {
                 headers: {
-                    /** @description Present on the replay of the first answer to this Idempotency-Key */
-                    "Idempotent-Replayed"?: "true";
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description The URL of the resource this answer created or names */
-                    Location?: string;
-                    /** @description The token that deletes this paste (shown once) */
-                    "X-Delete-Token"?: string;
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Location: components["headers"]["Location"];
+                    "X-Delete-Token": components["headers"]["X-Delete-Token"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2603,10 +2636,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             400: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2616,10 +2647,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             401: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2629,12 +2658,9 @@ export interface operations {
             /** @description A conflict with the current state */
             409: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2644,10 +2670,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             413: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2657,10 +2681,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             415: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2670,10 +2692,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             422: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2683,27 +2703,16 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             429: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            default: components["responses"]["Problem"];
         };
     };
     putPasteAtRoot: {
@@ -2739,16 +2748,11 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
-                    /** @description Present on the replay of the first answer to this Idempotency-Key */
-                    "Idempotent-Replayed"?: "true";
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description The URL of the resource this answer created or names */
-                    Location?: string;
-                    /** @description The token that deletes this paste (shown once) */
-                    "X-Delete-Token"?: string;
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Location: components["headers"]["Location"];
+                    "X-Delete-Token": components["headers"]["X-Delete-Token"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2758,10 +2762,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             400: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2771,10 +2773,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             401: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2784,12 +2784,9 @@ export interface operations {
             /** @description A conflict with the current state */
             409: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2799,10 +2796,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             413: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2812,10 +2807,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             415: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2825,10 +2818,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             422: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2838,27 +2829,16 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             429: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            default: components["responses"]["Problem"];
         };
     };
     postPasteAtRoot: {
@@ -2914,16 +2894,11 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
-                    /** @description Present on the replay of the first answer to this Idempotency-Key */
-                    "Idempotent-Replayed"?: "true";
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description The URL of the resource this answer created or names */
-                    Location?: string;
-                    /** @description The token that deletes this paste (shown once) */
-                    "X-Delete-Token"?: string;
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Location: components["headers"]["Location"];
+                    "X-Delete-Token": components["headers"]["X-Delete-Token"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2934,10 +2909,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             400: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2947,10 +2920,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             401: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2960,12 +2931,9 @@ export interface operations {
             /** @description A conflict with the current state */
             409: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2975,10 +2943,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             413: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2988,10 +2954,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             415: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3001,10 +2965,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             422: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3014,27 +2976,16 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             429: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            default: components["responses"]["Problem"];
         };
     };
     getPasteByShortUrl: {
@@ -3057,12 +3008,9 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description The validator of this representation; send it back in If-None-Match */
-                    ETag?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3089,12 +3037,9 @@ export interface operations {
             /** @description Not Modified: the copy If-None-Match names is current */
             304: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description The validator of this representation; send it back in If-None-Match */
-                    ETag?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3102,10 +3047,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             400: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3115,10 +3058,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             401: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3128,10 +3069,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             404: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3141,10 +3080,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             410: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3154,27 +3091,16 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             429: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            default: components["responses"]["Problem"];
         };
     };
     deletePasteByShortUrl: {
@@ -3211,10 +3137,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             401: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3248,30 +3172,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     getPasteByShortUrlAlias: {
@@ -3294,12 +3196,9 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description The validator of this representation; send it back in If-None-Match */
-                    ETag?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3326,12 +3225,9 @@ export interface operations {
             /** @description Not Modified: the copy If-None-Match names is current */
             304: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description The validator of this representation; send it back in If-None-Match */
-                    ETag?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3339,10 +3235,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             400: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3352,10 +3246,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             401: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3365,10 +3257,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             404: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3378,10 +3268,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             410: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3391,27 +3279,16 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             429: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            default: components["responses"]["Problem"];
         };
     };
     getPasteLanguages: {
@@ -3434,15 +3311,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            default: components["responses"]["Problem"];
         };
     };
     getByShortUrlRaw: {
@@ -3465,12 +3334,9 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description The validator of this representation; send it back in If-None-Match */
-                    ETag?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3480,12 +3346,9 @@ export interface operations {
             /** @description Not Modified: the copy If-None-Match names is current */
             304: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description The validator of this representation; send it back in If-None-Match */
-                    ETag?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3493,10 +3356,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             400: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3506,10 +3367,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             401: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3519,10 +3378,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             404: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3532,10 +3389,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             409: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3545,10 +3400,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             410: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3558,27 +3411,16 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             429: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            default: components["responses"]["Problem"];
         };
     };
     postUsers: {
@@ -3600,10 +3442,8 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3620,10 +3460,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             400: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3633,10 +3471,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             409: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3646,27 +3482,16 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             429: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            default: components["responses"]["Problem"];
         };
     };
     getUsersMePastes: {
@@ -3718,40 +3543,16 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             401: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     postDocuments: {
@@ -3788,16 +3589,11 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Present on the replay of the first answer to this Idempotency-Key */
-                    "Idempotent-Replayed"?: "true";
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description The URL of the resource this answer created or names */
-                    Location?: string;
-                    /** @description The token that deletes this paste (shown once) */
-                    "X-Delete-Token"?: string;
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Location: components["headers"]["Location"];
+                    "X-Delete-Token": components["headers"]["X-Delete-Token"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3810,10 +3606,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             400: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3823,10 +3617,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             401: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3836,12 +3628,9 @@ export interface operations {
             /** @description A conflict with the current state */
             409: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3851,10 +3640,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             413: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3864,10 +3651,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             415: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3877,10 +3662,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             422: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3890,27 +3673,16 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             429: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            default: components["responses"]["Problem"];
         };
     };
     getDocumentsByKey: {
@@ -3931,10 +3703,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3949,10 +3719,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             400: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3962,10 +3730,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             401: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3975,10 +3741,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             404: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3988,10 +3752,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             409: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4001,10 +3763,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             410: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4014,27 +3774,16 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             429: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            default: components["responses"]["Problem"];
         };
     };
     getRawByKey: {
@@ -4057,12 +3806,9 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description The validator of this representation; send it back in If-None-Match */
-                    ETag?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4072,12 +3818,9 @@ export interface operations {
             /** @description Not Modified: the copy If-None-Match names is current */
             304: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description The validator of this representation; send it back in If-None-Match */
-                    ETag?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4085,10 +3828,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             400: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4098,10 +3839,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             401: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4111,10 +3850,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             404: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4124,10 +3861,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             409: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4137,10 +3872,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             410: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4150,27 +3883,16 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             429: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            default: components["responses"]["Problem"];
         };
     };
     postNotifications: {
@@ -4209,8 +3931,7 @@ export interface operations {
             /** @description Default Response */
             202: {
                 headers: {
-                    /** @description Present on the replay of the first answer to this Idempotency-Key */
-                    "Idempotent-Replayed"?: "true";
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4228,81 +3949,22 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description A conflict with the current state */
             409: {
                 headers: {
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but refused */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     postNotificationsBatch: {
@@ -4355,70 +4017,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but refused */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     getNotificationsDeadLetters: {
@@ -4457,61 +4061,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     postNotificationsDeadLettersByIdRedrive: {
@@ -4540,70 +4094,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     getNotificationsById: {
@@ -4665,70 +4161,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     deleteNotificationsById: {
@@ -4749,79 +4187,13 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A conflict with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     getUsersByUserIdNotifications: {
@@ -4877,70 +4249,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     getUsersByUserIdNotificationPreferences: {
@@ -4979,70 +4293,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     putUsersByUserIdNotificationPreferences: {
@@ -5100,88 +4356,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A conflict with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but refused */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     patchUsersByUserIdNotificationPreferences: {
@@ -5239,88 +4421,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A conflict with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but refused */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     postUsersByUserIdPushSubscriptions: {
@@ -5362,88 +4470,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A conflict with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but refused */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     deleteUsersByUserIdPushSubscriptions: {
@@ -5467,70 +4501,12 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     getUsersByUserIdNotificationLimits: {
@@ -5566,70 +4542,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     getUsersByUserIdFeed: {
@@ -5683,70 +4601,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     getUsersByUserIdFeedUnread: {
@@ -5774,70 +4634,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     getUsersByUserIdFeedEvents: {
@@ -5864,70 +4666,12 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     patchUsersByUserIdFeedByItemId: {
@@ -5982,70 +4726,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     postUsersByUserIdFeedMark: {
@@ -6084,70 +4770,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     getNotifyUnsubscribeByToken: {
@@ -6170,24 +4798,8 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            default: components["responses"]["Problem"];
         };
     };
     postNotifyUnsubscribeByToken: {
@@ -6210,33 +4822,9 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Problem"];
         };
     };
     getNotificationTypesDigests: {
@@ -6263,52 +4851,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     getNotificationTypesByTypeDigest: {
@@ -6336,70 +4882,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     putNotificationTypesByTypeDigest: {
@@ -6437,70 +4925,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but refused */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     deleteNotificationTypesByTypeDigest: {
@@ -6522,70 +4952,12 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     getTemplates: {
@@ -6624,61 +4996,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     postTemplates: {
@@ -6709,8 +5031,7 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
-                    /** @description The URL of the resource this answer created or names */
-                    Location?: string;
+                    Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6730,79 +5051,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A conflict with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but refused */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     getTemplatesById: {
@@ -6839,70 +5094,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     putTemplatesById: {
@@ -6975,79 +5172,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but refused */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     deleteTemplatesById: {
@@ -7069,79 +5200,13 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but refused */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     postTemplatesByIdPreview: {
@@ -7183,79 +5248,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but refused */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     postNotificationsReceiptsByProvider: {
@@ -7281,72 +5280,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             /** @description Not found, or not the caller's (as if it did not exist) */
             404: {
                 headers: {
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The media type is not accepted */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     getNotificationsPushVapidPublicKey: {
@@ -7370,24 +5318,8 @@ export interface operations {
                     };
                 };
             };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Problem"];
         };
     };
     getNotificationsInbox: {
@@ -7428,61 +5360,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     getNotificationsInboxById: {
@@ -7519,70 +5401,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     getPaymentsByPaymentId: {
@@ -7640,33 +5464,9 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Problem"];
         };
     };
     postPaymentsByPaymentIdPay: {
@@ -7704,8 +5504,7 @@ export interface operations {
             /** @description A payment */
             200: {
                 headers: {
-                    /** @description Present on the replay of the first answer to this Idempotency-Key */
-                    "Idempotent-Replayed"?: "true";
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7750,8 +5549,7 @@ export interface operations {
             /** @description A payment */
             202: {
                 headers: {
-                    /** @description Present on the replay of the first answer to this Idempotency-Key */
-                    "Idempotent-Replayed"?: "true";
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7793,62 +5591,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The payment was declined (payment_declined) */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            402: components["responses"]["PaymentDeclined"];
+            404: components["responses"]["NotFound"];
             /** @description A conflict with the current state */
             409: {
                 headers: {
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but refused */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            422: components["responses"]["Unprocessable"];
+            default: components["responses"]["Problem"];
         };
     };
     postPaymentsByPaymentIdRefund: {
@@ -7876,8 +5633,7 @@ export interface operations {
             /** @description A payment */
             200: {
                 headers: {
-                    /** @description Present on the replay of the first answer to this Idempotency-Key */
-                    "Idempotent-Replayed"?: "true";
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7919,90 +5675,23 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             /** @description A conflict with the current state */
             409: {
                 headers: {
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but refused */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     postPaymentsByPaymentIdSandboxSettle: {
@@ -8067,79 +5756,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A conflict with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     postPaymentsWebhook: {
@@ -8175,10 +5798,8 @@ export interface operations {
             /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
             401: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8194,30 +5815,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     getCities: {
@@ -8235,8 +5834,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description The validator of this representation; send it back in If-None-Match */
-                    ETag?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8258,30 +5856,13 @@ export interface operations {
             /** @description Not Modified: the copy If-None-Match names is current */
             304: {
                 headers: {
-                    /** @description The validator of this representation; send it back in If-None-Match */
-                    ETag?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            default: components["responses"]["Problem"];
         };
     };
     getCitiesByIdShows: {
@@ -8305,8 +5886,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description The validator of this representation; send it back in If-None-Match */
-                    ETag?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8378,39 +5958,14 @@ export interface operations {
             /** @description Not Modified: the copy If-None-Match names is current */
             304: {
                 headers: {
-                    /** @description The validator of this representation; send it back in If-None-Match */
-                    ETag?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Problem"];
         };
     };
     getMoviesById: {
@@ -8431,8 +5986,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description The validator of this representation; send it back in If-None-Match */
-                    ETag?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8463,39 +6017,14 @@ export interface operations {
             /** @description Not Modified: the copy If-None-Match names is current */
             304: {
                 headers: {
-                    /** @description The validator of this representation; send it back in If-None-Match */
-                    ETag?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Problem"];
         };
     };
     getMoviesByIdShows: {
@@ -8520,8 +6049,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description The validator of this representation; send it back in If-None-Match */
-                    ETag?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8572,39 +6100,14 @@ export interface operations {
             /** @description Not Modified: the copy If-None-Match names is current */
             304: {
                 headers: {
-                    /** @description The validator of this representation; send it back in If-None-Match */
-                    ETag?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Problem"];
         };
     };
     getTheatersById: {
@@ -8625,8 +6128,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description The validator of this representation; send it back in If-None-Match */
-                    ETag?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8660,39 +6162,14 @@ export interface operations {
             /** @description Not Modified: the copy If-None-Match names is current */
             304: {
                 headers: {
-                    /** @description The validator of this representation; send it back in If-None-Match */
-                    ETag?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Problem"];
         };
     };
     getShowsById: {
@@ -8713,8 +6190,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description The validator of this representation; send it back in If-None-Match */
-                    ETag?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8772,39 +6248,14 @@ export interface operations {
             /** @description Not Modified: the copy If-None-Match names is current */
             304: {
                 headers: {
-                    /** @description The validator of this representation; send it back in If-None-Match */
-                    ETag?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Problem"];
         };
     };
     postAdminCities: {
@@ -8844,79 +6295,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A conflict with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     postAdminMovies: {
@@ -8975,79 +6360,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A conflict with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     patchAdminMoviesById: {
@@ -9109,79 +6428,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A conflict with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     postAdminTheaters: {
@@ -9264,79 +6517,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A conflict with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     postAdminTheatersByIdScreens: {
@@ -9398,79 +6585,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A conflict with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     postAdminShows: {
@@ -9567,79 +6688,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A conflict with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     patchAdminShowsById: {
@@ -9717,79 +6772,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A conflict with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     getMovies: {
@@ -9820,8 +6809,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description The validator of this representation; send it back in If-None-Match */
-                    ETag?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9858,30 +6846,13 @@ export interface operations {
             /** @description Not Modified: the copy If-None-Match names is current */
             304: {
                 headers: {
-                    /** @description The validator of this representation; send it back in If-None-Match */
-                    ETag?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            default: components["responses"]["Problem"];
         };
     };
     getMoviesSuggest: {
@@ -9902,8 +6873,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description The validator of this representation; send it back in If-None-Match */
-                    ETag?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9928,30 +6898,13 @@ export interface operations {
             /** @description Not Modified: the copy If-None-Match names is current */
             304: {
                 headers: {
-                    /** @description The validator of this representation; send it back in If-None-Match */
-                    ETag?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            default: components["responses"]["Problem"];
         };
     };
     getShowsByIdSeats: {
@@ -9972,8 +6925,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description The validator of this representation; send it back in If-None-Match */
-                    ETag?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10011,39 +6963,14 @@ export interface operations {
             /** @description Not Modified: the copy If-None-Match names is current */
             304: {
                 headers: {
-                    /** @description The validator of this representation; send it back in If-None-Match */
-                    ETag?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Problem"];
         };
     };
     getShowsByIdSeatsEvents: {
@@ -10067,33 +6994,9 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Problem"];
         };
     };
     postShowsByIdHold: {
@@ -10124,12 +7027,9 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description The URL of the resource this answer created or names */
-                    Location?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10165,36 +7065,20 @@ export interface operations {
             /** @description The request does not match its schema (validation_failed, malformed_json) */
             400: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
+            401: components["responses"]["Unauthorized"];
+            /** @description The credentials do not allow this operation (forbidden) */
             403: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10204,10 +7088,8 @@ export interface operations {
             /** @description Not found, or not the caller's (as if it did not exist) */
             404: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10217,10 +7099,8 @@ export interface operations {
             /** @description A conflict with the current state */
             409: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10230,10 +7110,8 @@ export interface operations {
             /** @description Gone: expired, deleted or cancelled */
             410: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10243,40 +7121,16 @@ export interface operations {
             /** @description Well-formed but refused */
             422: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     getHolds: {
@@ -10329,52 +7183,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     getHoldsById: {
@@ -10424,70 +7236,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     deleteHoldsById: {
@@ -10537,70 +7291,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     getAdminShowsByIdIntegrity: {
@@ -10638,70 +7334,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     getShowsByIdQueue: {
@@ -10722,10 +7360,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10761,36 +7397,20 @@ export interface operations {
             /** @description The request does not match its schema (validation_failed, malformed_json) */
             400: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
+            401: components["responses"]["Unauthorized"];
+            /** @description The credentials do not allow this operation (forbidden) */
             403: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10800,10 +7420,8 @@ export interface operations {
             /** @description Not found, or not the caller's (as if it did not exist) */
             404: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10813,10 +7431,8 @@ export interface operations {
             /** @description A conflict with the current state */
             409: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10826,40 +7442,16 @@ export interface operations {
             /** @description Gone: expired, deleted or cancelled */
             410: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     getShowsByIdQueueEvents: {
@@ -10880,10 +7472,8 @@ export interface operations {
             /** @description An event stream; each event carries the same JSON as GET …/queue */
             200: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10893,36 +7483,20 @@ export interface operations {
             /** @description The request does not match its schema (validation_failed, malformed_json) */
             400: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
+            401: components["responses"]["Unauthorized"];
+            /** @description The credentials do not allow this operation (forbidden) */
             403: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10932,10 +7506,8 @@ export interface operations {
             /** @description Not found, or not the caller's (as if it did not exist) */
             404: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10945,10 +7517,8 @@ export interface operations {
             /** @description A conflict with the current state */
             409: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10958,40 +7528,16 @@ export interface operations {
             /** @description Gone: expired, deleted or cancelled */
             410: {
                 headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     postBookings: {
@@ -11034,10 +7580,8 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
-                    /** @description Present on the replay of the first answer to this Idempotency-Key */
-                    "Idempotent-Replayed"?: "true";
-                    /** @description The URL of the resource this answer created or names */
-                    Location?: string;
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11130,10 +7674,8 @@ export interface operations {
             /** @description Default Response */
             202: {
                 headers: {
-                    /** @description Present on the replay of the first answer to this Idempotency-Key */
-                    "Idempotent-Replayed"?: "true";
-                    /** @description The URL of the resource this answer created or names */
-                    Location?: string;
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11223,108 +7765,25 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The payment was declined (payment_declined) */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentDeclined"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             /** @description A conflict with the current state */
             409: {
                 headers: {
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Gone: expired, deleted or cancelled */
-            410: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but refused */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            410: components["responses"]["Gone"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     getBookingsById: {
@@ -11431,70 +7890,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     getUsersByIdBookings: {
@@ -11603,70 +8004,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     postBookingsByIdCancel: {
@@ -11785,79 +8128,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A conflict with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     postShowsByIdCancel: {
@@ -11898,79 +8175,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A conflict with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     getTicketsByToken: {
@@ -12013,70 +8224,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     postTicketsCheck: {
@@ -12123,70 +8276,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     postTicketsByTokenCheckIn: {
@@ -12249,97 +8344,15 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A conflict with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Gone: expired, deleted or cancelled */
-            410: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but refused */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            410: components["responses"]["Gone"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     postTicketsCheckIn: {
@@ -12401,97 +8414,15 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A conflict with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Gone: expired, deleted or cancelled */
-            410: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but refused */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            410: components["responses"]["Gone"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     postParkingEntry: {
@@ -12577,79 +8508,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A conflict with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but refused */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     postParkingExit: {
@@ -12684,8 +8549,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Present on the replay of the first answer to this Idempotency-Key */
-                    "Idempotent-Replayed"?: "true";
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12783,8 +8647,7 @@ export interface operations {
             /** @description Default Response */
             202: {
                 headers: {
-                    /** @description Present on the replay of the first answer to this Idempotency-Key */
-                    "Idempotent-Replayed"?: "true";
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12879,99 +8742,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The payment was declined (payment_declined) */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentDeclined"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             /** @description A conflict with the current state */
             409: {
                 headers: {
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but refused */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     postParkingTicketsLost: {
@@ -13006,8 +8794,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Present on the replay of the first answer to this Idempotency-Key */
-                    "Idempotent-Replayed"?: "true";
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13105,8 +8892,7 @@ export interface operations {
             /** @description Default Response */
             202: {
                 headers: {
-                    /** @description Present on the replay of the first answer to this Idempotency-Key */
-                    "Idempotent-Replayed"?: "true";
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13201,99 +8987,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The payment was declined (payment_declined) */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentDeclined"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             /** @description A conflict with the current state */
             409: {
                 headers: {
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but refused */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     getParkingTicketsByTicketId: {
@@ -13372,33 +9083,9 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Problem"];
         };
     };
     getParkingTicketsByTicketIdEvents: {
@@ -13422,33 +9109,9 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Problem"];
         };
     };
     postParkingTicketsByTicketIdRefund: {
@@ -13567,79 +9230,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The credentials do not allow this operation (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A conflict with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     getParkingTicketsByTicketIdQr: {
@@ -13663,33 +9260,9 @@ export interface operations {
                     "image/svg+xml": string;
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Problem"];
         };
     };
     getParkingTicketsByTicketIdPaymentQr: {
@@ -13713,42 +9286,10 @@ export interface operations {
                     "image/svg+xml": string;
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A conflict with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            default: components["responses"]["Problem"];
         };
     };
     getParkingTicketsByTicketIdReceipt: {
@@ -13830,42 +9371,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A conflict with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            default: components["responses"]["Problem"];
         };
     };
     getParkingAvailability: {
@@ -13883,8 +9392,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description The validator of this representation; send it back in If-None-Match */
-                    ETag?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13911,30 +9419,13 @@ export interface operations {
             /** @description Not Modified: the copy If-None-Match names is current */
             304: {
                 headers: {
-                    /** @description The validator of this representation; send it back in If-None-Match */
-                    ETag?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            default: components["responses"]["Problem"];
         };
     };
     getParkingBoards: {
@@ -13952,8 +9443,7 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description The validator of this representation; send it back in If-None-Match */
-                    ETag?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14082,30 +9572,13 @@ export interface operations {
             /** @description Not Modified: the copy If-None-Match names is current */
             304: {
                 headers: {
-                    /** @description The validator of this representation; send it back in If-None-Match */
-                    ETag?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            default: components["responses"]["Problem"];
         };
     };
     getParkingBoardsStream: {
@@ -14126,15 +9599,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            default: components["responses"]["Problem"];
         };
     };
     getParkingLot: {
@@ -14196,15 +9661,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            default: components["responses"]["Problem"];
         };
     };
     getParkingReservations: {
@@ -14286,43 +9743,9 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     postParkingReservations: {
@@ -14364,10 +9787,8 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
-                    /** @description Present on the replay of the first answer to this Idempotency-Key */
-                    "Idempotent-Replayed"?: "true";
-                    /** @description The URL of the resource this answer created or names */
-                    Location?: string;
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14433,72 +9854,21 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             /** @description A conflict with the current state */
             409: {
                 headers: {
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed but refused */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     getParkingReservationsAvailability: {
@@ -14551,42 +9921,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A conflict with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but refused */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            default: components["responses"]["Problem"];
         };
     };
     getParkingReservationsById: {
@@ -14668,61 +10006,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
     deleteParkingReservationsById: {
@@ -14804,70 +10092,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request does not match its schema (validation_failed, malformed_json) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing or invalid credentials (unauthorized) */
-            401: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or not the caller's (as if it did not exist) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A conflict with the current state */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests; Retry-After says when to ask again */
-            429: {
-                headers: {
-                    /** @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers): "<policy>";r=<left>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description The quota: "<policy>";q=<requests>;w=<seconds> */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before asking again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A problem (RFC 9457) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Problem"];
         };
     };
 }

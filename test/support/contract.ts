@@ -5,7 +5,8 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 /**
  * Checks a live answer against /openapi.json: its status is one the operation lists, its media
  * type one that status documents (a problem is application/problem+json), its body valid against
- * that media type's schema ($refs resolved in the document's components), and its headers: every
+ * that media type's schema ($refs resolved in the document's components, as are named responses
+ * and headers), and its headers: every
  * documented one valid, every required one present, and no header a client acts on
  * (WATCHED_HEADERS) sent without being documented.
  */
@@ -21,7 +22,11 @@ export interface SpecOperation {
 interface SpecResponse {
   description?: string;
   content?: Record<string, { schema?: unknown }>;
-  headers?: Record<string, { required?: boolean; schema?: unknown }>;
+  headers?: Record<string, SpecHeader>;
+}
+interface SpecHeader {
+  required?: boolean;
+  schema?: unknown;
 }
 
 /** Headers a generated client reads, so a response that sends one must say so. */
@@ -74,13 +79,33 @@ export function contractValidator(spec: Spec) {
     return validate;
   };
 
+  /**
+   * Where a response (or a header of it) is said: its place under the operation, or, when that is
+   * a `$ref` (a named response or header of the components), the place it points to.
+   */
+  const followed = (segments: string[]): { at: string[]; node: unknown } => {
+    let at: string[] = [];
+    let node: unknown = spec;
+    for (const segment of segments) {
+      at = [...at, segment];
+      node = (node as Record<string, unknown> | undefined)?.[segment];
+      const ref = (node as { $ref?: unknown } | undefined)?.$ref;
+      if (typeof ref === 'string' && ref.startsWith('#/components/') && !ref.includes('/schemas/')) {
+        at = ref.slice(2).split('/');
+        node = at.reduce<unknown>((parent, key) => (parent as Record<string, unknown>)?.[key], spec);
+      }
+    }
+    return { at, node };
+  };
+
   /** What is wrong with `response` as an answer of `located` (empty: nothing). */
   return function check(located: LocatedOperation, response: Answer): string[] {
     const { method, path, operation } = located;
     const status = String(response.statusCode);
-    const documented = operation.responses[status];
-    if (!documented)
+    if (!operation.responses[status])
       return [`status ${status} is not listed (${Object.keys(operation.responses).join(', ')})`];
+    const { at: responseAt, node } = followed(['paths', path, method, 'responses', status]);
+    const documented = node as SpecResponse;
     const wrong: string[] = [];
     const mediaType = String(response.headers['content-type'] ?? '')
       .split(';')[0]
@@ -98,25 +123,16 @@ export function contractValidator(spec: Spec) {
         );
       } else if (media.schema) {
         const body = /[/+]json$/.test(mediaType) ? response.json() : response.body;
-        const validate = validatorAt(
-          'paths',
-          path,
-          method,
-          'responses',
-          status,
-          'content',
-          mediaType,
-          'schema',
-        );
+        const validate = validatorAt(...responseAt, 'content', mediaType, 'schema');
         if (!validate(body)) {
           wrong.push(`${status} ${mediaType} body: ${ajvErrors(validate)} in ${response.body.slice(0, 300)}`);
         }
       }
     }
     const headers = Object.fromEntries(
-      Object.entries(documented.headers ?? {}).map(([name, header]) => [
+      Object.keys(documented.headers ?? {}).map((name) => [
         name.toLowerCase(),
-        { name, ...header },
+        { name, ...(followed([...responseAt, 'headers', name]).node as SpecHeader) },
       ]),
     );
     for (const [name, header] of Object.entries(headers)) {
@@ -126,16 +142,7 @@ export function contractValidator(spec: Spec) {
         continue;
       }
       if (header.schema) {
-        const validate = validatorAt(
-          'paths',
-          path,
-          method,
-          'responses',
-          status,
-          'headers',
-          header.name,
-          'schema',
-        );
+        const validate = validatorAt(...followed([...responseAt, 'headers', header.name]).at, 'schema');
         const text = String(value);
         // A header is text; an integer schema reads it as a number.
         if (!validate(text) && !(/^-?\d+$/.test(text) && validate(Number(text)))) {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import Fastify from 'fastify';
+import { resolveRefs } from '../../../test/support/openapi.ts';
 import { createTestApp, type TestApp } from '../../../test/support/platform.ts';
 import { operationIdOf, registerOpenApi } from './openapi.ts';
 
@@ -27,11 +28,14 @@ interface Spec {
   servers?: { url: string }[];
   tags?: { name: string; description?: string }[];
   paths: Record<string, Record<string, Operation>>;
+  components?: Record<string, Record<string, unknown>>;
 }
 
 const METHODS = new Set(['get', 'put', 'post', 'delete', 'patch', 'head', 'options']);
 
 let t: TestApp;
+/** The document as served, and with its references followed (what a reader of /docs sees). */
+let raw: Spec;
 let spec: Spec;
 
 function operations() {
@@ -44,7 +48,8 @@ function operations() {
 
 before(async () => {
   t = await createTestApp();
-  spec = (await t.app.inject({ url: '/openapi.json' })).json();
+  raw = (await t.app.inject({ url: '/openapi.json' })).json();
+  spec = resolveRefs(raw, raw);
 });
 after(() => t.close());
 
@@ -126,6 +131,34 @@ describe('/openapi.json', () => {
     assert.ok((hold.responses['201'] as Documented).headers?.Location);
     assert.ok((hold.responses['201'] as Documented).headers?.RateLimit);
     assert.ok((hold.responses['429'] as Documented).headers?.['Retry-After']);
+  });
+
+  test('says each problem answer and each header once, in components, and every reference resolves', () => {
+    const hold = raw.paths['/api/v1/shows/{id}/hold'].post.responses;
+    assert.deepEqual(hold['401'], { $ref: '#/components/responses/Unauthorized' });
+    assert.deepEqual(hold['429'], { $ref: '#/components/responses/TooManyRequests' });
+    assert.deepEqual(hold.default, { $ref: '#/components/responses/Problem' });
+    // A problem that also carries the route's rate-limit headers stays with it, its headers by reference.
+    assert.deepEqual((hold['409'] as { headers: unknown }).headers, {
+      RateLimit: { $ref: '#/components/headers/RateLimit' },
+      'RateLimit-Policy': { $ref: '#/components/headers/RateLimit-Policy' },
+    });
+    const shows = raw.paths['/api/v1/cities/{id}/shows'].get.responses;
+    assert.deepEqual(shows['404'], { $ref: '#/components/responses/NotFound' });
+    const text = JSON.stringify(raw);
+    for (const kind of ['responses', 'headers']) {
+      for (const name of Object.keys(raw.components?.[kind] ?? {})) {
+        assert.ok(text.includes(`"#/components/${kind}/${name}"`), `${kind}/${name} is used`);
+      }
+    }
+    for (const [, ref] of text.matchAll(/"\$ref":"(#\/[^"]+)"/g)) {
+      assert.doesNotThrow(() => resolveRefs(raw, { $ref: ref }), ref);
+    }
+    const unauthorized = spec.paths['/api/v1/shows/{id}/hold'].post.responses['401'] as {
+      headers?: Record<string, { description?: string }>;
+    };
+    assert.deepEqual(Object.keys(unauthorized.headers ?? {}), ['RateLimit', 'RateLimit-Policy']);
+    assert.match(unauthorized.headers?.RateLimit?.description ?? '', /What is left of the quota/);
   });
 
   test('documents the problems an operation answers because of its parameters and security', () => {

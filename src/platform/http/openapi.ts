@@ -66,7 +66,9 @@ export type ResponseHeader = keyof typeof RESPONSE_HEADERS;
 
 const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   400: 'The request does not match its schema (validation_failed, malformed_json)',
+  401: 'Missing or invalid credentials (unauthorized)',
   402: 'The payment was declined (payment_declined)',
+  403: 'The credentials do not allow this operation (forbidden)',
   404: "Not found, or not the caller's (as if it did not exist)",
   409: 'A conflict with the current state',
   410: 'Gone: expired, deleted or cancelled',
@@ -74,6 +76,28 @@ const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   415: 'The media type is not accepted',
   422: 'Well-formed but refused',
   429: 'Too many requests; Retry-After says when to ask again',
+};
+
+/**
+ * The problem answers as named responses (`#/components/responses/<name>`), which an operation
+ * refers to when it answers one just as described here: the document says each once, and a
+ * generated client has one type per kind of problem. 401 and 429 carry their headers everywhere
+ * (wrong credentials and refusals are counted per address); a problem that also carries a
+ * route's rate-limit headers stays in its operation, its headers still by reference.
+ */
+const PROBLEM_RESPONSES: Record<string, { status: string; headers?: readonly ResponseHeader[] }> = {
+  BadRequest: { status: '400' },
+  Unauthorized: { status: '401', headers: ['RateLimit', 'RateLimit-Policy'] },
+  PaymentDeclined: { status: '402' },
+  Forbidden: { status: '403' },
+  NotFound: { status: '404' },
+  Conflict: { status: '409' },
+  Gone: { status: '410' },
+  PayloadTooLarge: { status: '413' },
+  UnsupportedMediaType: { status: '415' },
+  Unprocessable: { status: '422' },
+  TooManyRequests: { status: '429', headers: ['RateLimit', 'RateLimit-Policy', 'Retry-After'] },
+  Problem: { status: 'default' },
 };
 
 export interface OpenApiOptions {
@@ -262,10 +286,7 @@ function documentRoute(schema: FastifySchema, config: FastifyContextConfig | und
     if (schema.body || schema.params || schema.querystring || schema.headers) problems.add(400);
   }
   for (const status of problems) {
-    response[status] ??= {
-      type: 'object',
-      description: PROBLEM_DESCRIPTIONS[status] ?? 'A problem (RFC 9457)',
-    };
+    response[status] ??= { type: 'object', description: problemDescription(status) };
   }
   if (conditional) {
     response[304] ??= { type: 'null', description: 'Not Modified: the copy If-None-Match names is current' };
@@ -326,12 +347,16 @@ interface Operation {
   parameters?: unknown[];
   requestBody?: unknown;
   security?: Record<string, string[]>[];
-  responses?: Record<string, { description?: string; content?: unknown; headers?: Record<string, unknown> }>;
+  responses?: Record<
+    string,
+    { description?: string; content?: unknown; headers?: Record<string, unknown>; $ref?: string }
+  >;
 }
 
 interface Document {
   paths?: object;
   tags?: { name: string }[];
+  components?: object;
 }
 
 /** Response headers as an OpenAPI document writes them (swagger does the same for a route's own). */
@@ -350,19 +375,78 @@ function openApiHeaders(names: readonly ResponseHeader[]) {
  * that is wrong is 401 (also on a public route that takes optional ones), and a right one without
  * the scope or role the operation names is 403 (auth/index.ts).
  */
-function declaredProblems(operation: Operation): [string, string][] {
-  const problems: [string, string][] = [];
-  if ((operation.parameters?.length ?? 0) > 0 || operation.requestBody !== undefined) {
-    problems.push(['400', 'The request does not match its schema (validation_failed, malformed_json)']);
-  }
+function declaredProblems(operation: Operation): number[] {
+  const problems: number[] = [];
+  if ((operation.parameters?.length ?? 0) > 0 || operation.requestBody !== undefined) problems.push(400);
   const requirements = operation.security ?? [];
-  if (requirements.some((requirement) => Object.keys(requirement).length > 0)) {
-    problems.push(['401', 'Missing or invalid credentials (unauthorized)']);
-  }
+  if (requirements.some((requirement) => Object.keys(requirement).length > 0)) problems.push(401);
   if (requirements.some((requirement) => Object.values(requirement).some((scopes) => scopes.length > 0))) {
-    problems.push(['403', 'The credentials do not allow this operation (forbidden)']);
+    problems.push(403);
   }
   return problems;
+}
+
+function problemDescription(status: number | string): string {
+  return PROBLEM_DESCRIPTIONS[Number(status)] ?? 'A problem (RFC 9457)';
+}
+
+type Response = NonNullable<Operation['responses']>[string];
+
+/** Headers by reference to `#/components/headers` (the ones described there; a route's own stay). */
+function headerRefs(names: readonly ResponseHeader[]) {
+  return Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
+}
+
+function problemResponse(status: string, headers?: readonly ResponseHeader[]): Response {
+  return {
+    description: problemDescription(status),
+    ...(headers ? { headers: headerRefs(headers) } : {}),
+    content: PROBLEM_CONTENT,
+  };
+}
+
+function problemResponses(): Record<string, Response> {
+  return Object.fromEntries(
+    Object.entries(PROBLEM_RESPONSES).map(([name, { status, headers }]) => [
+      name,
+      problemResponse(status, headers),
+    ]),
+  );
+}
+
+/** The named response this one is word for word, if any. */
+const NAMED_PROBLEMS = new Map(
+  Object.entries(problemResponses()).map(([name, response]) => [canonical(response), name]),
+);
+
+function canonical(response: Response): string {
+  return sorted({
+    description: response.description,
+    headers: response.headers ?? {},
+    content: response.content,
+  });
+}
+
+/** JSON with every object's keys in order, so two documents that say the same compare equal. */
+function sorted(value: unknown): string {
+  return JSON.stringify(value, (_key, item: unknown) =>
+    item !== null && typeof item === 'object' && !Array.isArray(item)
+      ? Object.fromEntries(Object.entries(item).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : item,
+  );
+}
+
+/** A described header (RESPONSE_HEADERS, as the document writes it) becomes a reference to it. */
+function referToHeaders(response: Response): Response {
+  if (!response.headers) return response;
+  const headers = Object.fromEntries(
+    Object.entries(response.headers).map(([name, header]) => {
+      const described =
+        name in RESPONSE_HEADERS && sorted(header) === sorted(openApiHeaders([name as ResponseHeader])[name]);
+      return [name, described ? { $ref: `#/components/headers/${name}` } : header];
+    }),
+  );
+  return { ...response, headers };
 }
 
 /**
@@ -373,13 +457,16 @@ function declaredProblems(operation: Operation): [string, string][] {
  */
 function describeOperations<D extends Document>(document: D): D {
   const used = new Set<string>();
+  const named = new Set<string>();
   for (const item of Object.values(document.paths ?? {}) as Record<string, Operation>[]) {
     for (const [method, operation] of Object.entries(item)) {
       if (!OPERATIONS.has(method)) continue;
       for (const tag of operation.tags ?? []) used.add(tag);
       operation.responses ??= {};
       const responses = operation.responses;
-      for (const [status, description] of declaredProblems(operation)) responses[status] ??= { description };
+      for (const status of declaredProblems(operation)) {
+        responses[status] ??= { description: problemDescription(status) };
+      }
       // Wrong credentials count against the caller's address (auth/index.ts): past the limit, 429.
       if (responses['401']) {
         responses['401'].headers = {
@@ -394,12 +481,21 @@ function describeOperations<D extends Document>(document: D): D {
           ...responses['429'].headers,
         };
       }
+      responses.default ??= { description: problemDescription('default') };
       for (const [status, response] of Object.entries(responses)) {
-        if (/^[45]/.test(status)) responses[status] = { ...response, content: PROBLEM_CONTENT };
+        const problem = /^[45]/.test(status) || status === 'default';
+        const described = referToHeaders(problem ? { ...response, content: PROBLEM_CONTENT } : response);
+        const name = problem ? NAMED_PROBLEMS.get(canonical(described)) : undefined;
+        if (name !== undefined) named.add(name);
+        responses[status] = name === undefined ? described : { $ref: `#/components/responses/${name}` };
       }
-      responses.default ??= { description: 'A problem (RFC 9457)', content: PROBLEM_CONTENT };
     }
   }
   if (document.tags) document.tags = document.tags.filter((tag) => used.has(tag.name));
+  document.components = {
+    ...document.components,
+    headers: openApiHeaders(Object.keys(RESPONSE_HEADERS) as ResponseHeader[]),
+    responses: Object.fromEntries(Object.entries(problemResponses()).filter(([name]) => named.has(name))),
+  };
   return document;
 }
