@@ -2334,7 +2334,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            /** @description The request does not match its schema (validation_failed, malformed_json) */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2345,17 +2345,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
-            401: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            401: components["responses"]["Unauthorized"];
             /** @description A conflict with the current state */
             409: {
                 headers: {
@@ -2368,7 +2358,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            /** @description The body is too large */
             413: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2379,7 +2369,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            /** @description The media type is not accepted */
             415: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2390,7 +2380,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            /** @description Well-formed but refused */
             422: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2401,18 +2391,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
-            429: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Problem"];
         };
     };
@@ -2460,7 +2439,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            /** @description The request does not match its schema (validation_failed, malformed_json) */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2471,17 +2450,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
-            401: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            401: components["responses"]["Unauthorized"];
             /** @description A conflict with the current state */
             409: {
                 headers: {
@@ -2494,7 +2463,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            /** @description The body is too large */
             413: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2505,7 +2474,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            /** @description The media type is not accepted */
             415: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2516,7 +2485,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            /** @description Well-formed but refused */
             422: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2527,18 +2496,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
-            429: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Problem"];
         };
     };
@@ -2633,7 +2591,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            /** @description The request does not match its schema (validation_failed, malformed_json) */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2644,17 +2602,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
-            401: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            401: components["responses"]["Unauthorized"];
             /** @description A conflict with the current state */
             409: {
                 headers: {
@@ -2667,7 +2615,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            /** @description The body is too large */
             413: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2678,7 +2626,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            /** @description The media type is not accepted */
             415: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2689,7 +2637,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            /** @description Well-formed but refused */
             422: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2700,18 +2648,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
-            429: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Problem"];
         };
     };
@@ -2759,7 +2696,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            /** @description The request does not match its schema (validation_failed, malformed_json) */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2770,17 +2707,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
-            401: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            401: components["responses"]["Unauthorized"];
             /** @description A conflict with the current state */
             409: {
                 headers: {
@@ -2793,7 +2720,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            /** @description The body is too large */
             413: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2804,7 +2731,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            /** @description The media type is not accepted */
             415: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2815,7 +2742,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            /** @description Well-formed but refused */
             422: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2826,18 +2753,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
-            429: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Problem"];
         };
     };
@@ -2906,7 +2822,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            /** @description The request does not match its schema (validation_failed, malformed_json) */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2917,17 +2833,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
-            401: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            401: components["responses"]["Unauthorized"];
             /** @description A conflict with the current state */
             409: {
                 headers: {
@@ -2940,7 +2846,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            /** @description The body is too large */
             413: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2951,7 +2857,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            /** @description The media type is not accepted */
             415: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2962,7 +2868,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            /** @description Well-formed but refused */
             422: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2973,18 +2879,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
-            429: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Problem"];
         };
     };
@@ -3044,7 +2939,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            /** @description The request does not match its schema (validation_failed, malformed_json) */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3055,18 +2950,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
-            401: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found, or not the caller's (as if it did not exist) */
             404: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3077,7 +2962,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            /** @description Gone: expired, deleted or cancelled */
             410: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3088,18 +2973,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
-            429: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Problem"];
         };
     };
@@ -3125,53 +2999,11 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
-            401: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
-            410: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            410: components["responses"]["Gone"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Problem"];
         };
@@ -3232,7 +3064,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            /** @description The request does not match its schema (validation_failed, malformed_json) */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3243,18 +3075,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
-            401: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found, or not the caller's (as if it did not exist) */
             404: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3265,7 +3087,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            /** @description Gone: expired, deleted or cancelled */
             410: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3276,18 +3098,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
-            429: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Problem"];
         };
     };
@@ -3353,7 +3164,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            /** @description The request does not match its schema (validation_failed, malformed_json) */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3364,18 +3175,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
-            401: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found, or not the caller's (as if it did not exist) */
             404: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3386,7 +3187,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            /** @description A conflict with the current state */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3397,7 +3198,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            /** @description Gone: expired, deleted or cancelled */
             410: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3408,18 +3209,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
-            429: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Problem"];
         };
     };
@@ -3457,7 +3247,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            /** @description The request does not match its schema (validation_failed, malformed_json) */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3468,7 +3258,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            /** @description A conflict with the current state */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3479,18 +3269,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
-            429: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Problem"];
         };
     };
@@ -3531,26 +3310,8 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
-            401: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Problem"];
         };
@@ -3603,7 +3364,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            /** @description The request does not match its schema (validation_failed, malformed_json) */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3614,17 +3375,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
-            401: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            401: components["responses"]["Unauthorized"];
             /** @description A conflict with the current state */
             409: {
                 headers: {
@@ -3637,7 +3388,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            /** @description The body is too large */
             413: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3648,7 +3399,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            /** @description The media type is not accepted */
             415: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3659,7 +3410,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            /** @description Well-formed but refused */
             422: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3670,18 +3421,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
-            429: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Problem"];
         };
     };
@@ -3716,7 +3456,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            /** @description The request does not match its schema (validation_failed, malformed_json) */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3727,18 +3467,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
-            401: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found, or not the caller's (as if it did not exist) */
             404: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3749,7 +3479,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            /** @description A conflict with the current state */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3760,7 +3490,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            /** @description Gone: expired, deleted or cancelled */
             410: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3771,18 +3501,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
-            429: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Problem"];
         };
     };
@@ -3825,7 +3544,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            /** @description The request does not match its schema (validation_failed, malformed_json) */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3836,18 +3555,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
-            401: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found, or not the caller's (as if it did not exist) */
             404: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3858,7 +3567,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            /** @description A conflict with the current state */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3869,7 +3578,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
+            /** @description Gone: expired, deleted or cancelled */
             410: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3880,18 +3589,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
-            429: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Problem"];
         };
     };
@@ -5786,35 +5484,9 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
-            401: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`) */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Problem"];
         };

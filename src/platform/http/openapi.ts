@@ -9,7 +9,7 @@ import type {
   RouteOptions,
 } from 'fastify';
 import type { SecurityScheme } from '../auth/access.ts';
-import { ProblemSchema } from './problem.ts';
+import { PROBLEM_SCHEMA_DESCRIPTION, ProblemSchema } from './problem.ts';
 
 /** A tag of /openapi.json: the group an operation is listed under in /docs and in generated clients. */
 export interface ApiTag {
@@ -484,7 +484,12 @@ function describeOperations<D extends Document>(document: D): D {
       responses.default ??= { description: problemDescription('default') };
       for (const [status, response] of Object.entries(responses)) {
         const problem = /^[45]/.test(status) || status === 'default';
-        const described = referToHeaders(problem ? { ...response, content: PROBLEM_CONTENT } : response);
+        // A route that answers with the Problem schema itself gets the schema's description: the status's says more.
+        const generic = problem && response.description === PROBLEM_SCHEMA_DESCRIPTION;
+        const description = generic ? problemDescription(status) : response.description;
+        const described = referToHeaders(
+          problem ? { ...response, description, content: PROBLEM_CONTENT } : response,
+        );
         const name = problem ? NAMED_PROBLEMS.get(canonical(described)) : undefined;
         if (name !== undefined) named.add(name);
         responses[status] = name === undefined ? described : { $ref: `#/components/responses/${name}` };

@@ -27,6 +27,10 @@ export interface Problem {
   [extra: string]: unknown;
 }
 
+/** What the Problem schema says of itself (a route answering with it is documented by its status instead). */
+export const PROBLEM_SCHEMA_DESCRIPTION =
+  'RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`)';
+
 /** The one problem document, for /docs (openapi.ts) and for routes that list their error responses. */
 export const ProblemSchema = Type.Object(
   {
@@ -53,11 +57,7 @@ export const ProblemSchema = Type.Object(
       ),
     ),
   },
-  {
-    additionalProperties: true,
-    description:
-      'RFC 9457 problem details; members beyond these say more about this problem (e.g. `errors`, `payment_status`)',
-  },
+  { additionalProperties: true, description: PROBLEM_SCHEMA_DESCRIPTION },
 );
 
 /** The members every problem has; an extension field never replaces one of them. */
