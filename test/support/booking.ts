@@ -269,3 +269,19 @@ export function assertProblem(response: Awaited<ReturnType<App['inject']>>, stat
   assert.equal(body.code, code, response.body);
   return body;
 }
+
+/** The demo catalogue's hot show (waiting room on) in Mumbai, through the public API of a running app. */
+export async function demoHotShow(baseUrl: string): Promise<string> {
+  const get = async <T>(path: string) => (await (await fetch(`${baseUrl}${path}`)).json()) as T;
+  const listing = await get<{ items: { movie_id: string }[] }>('/api/v1/movies?city=Mumbai');
+  for (const movie of listing.items) {
+    const shows = await get<{ theaters: { shows: { show_id: string; is_hot: boolean }[] }[] }>(
+      `/api/v1/movies/${movie.movie_id}/shows?city=Mumbai`,
+    );
+    for (const theater of shows.theaters) {
+      const hot = theater.shows.find((show) => show.is_hot);
+      if (hot) return hot.show_id;
+    }
+  }
+  throw new Error('the demo catalogue has no hot show');
+}

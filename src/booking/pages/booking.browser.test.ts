@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import type { Page } from 'playwright-core';
+import { demoHotShow } from '../../../test/support/booking.ts';
 import { browserSuite, fillCard, screenshot } from '../../../test/support/browser.ts';
 
 /**
@@ -140,15 +141,7 @@ test('search, pick two seats, hold, pay with the test card, see the QR; another 
 test('a hot show: the waiting room shows the place in line live and admits when a slot frees', {
   skip,
 }, async () => {
-  const listing = await api<{ items: { movie_id: string }[] }>('/api/v1/movies?city=Mumbai');
-  let hotShow: string | undefined;
-  for (const movie of listing.items) {
-    const shows = await api<{ theaters: { shows: { show_id: string; is_hot: boolean }[] }[] }>(
-      `/api/v1/movies/${movie.movie_id}/shows?city=Mumbai`,
-    );
-    for (const theater of shows.theaters) hotShow ??= theater.shows.find((show) => show.is_hot)?.show_id;
-  }
-  assert.ok(hotShow, 'the demo catalogue has a hot show');
+  const hotShow = await demoHotShow(suite.server.url);
   // Someone else is admitted first and holds the only slot.
   const first = await api<{ user_id: string; token: string }>('/api/v1/guests', {});
   const auth = { authorization: `Bearer ${first.token}` };

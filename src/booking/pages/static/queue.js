@@ -43,17 +43,22 @@ function admitted(data) {
   }, 1200);
 }
 
+const POLL_SECONDS = 10;
 let polling = false;
-// Polling is the fallback for when the event stream cannot be had (or is cut by a proxy).
+// Polling is the fallback for when the event stream cannot be had (or is cut by a proxy). A poll
+// that fails says so, keeping the last place shown, and the next one asks again.
 async function poll() {
   if (done) return;
   try {
     const { ok, data } = await api('GET', `/api/v1/shows/${showId}/queue`, undefined, auth);
     if (ok) show(data);
+    else
+      status.textContent = `${data.detail ?? 'The waiting room did not answer'}: asking again in ${POLL_SECONDS} seconds.`;
   } catch {
-    // No answer at all (the server restarting, the network gone): the next poll asks again.
+    // No answer at all (the server restarting, the network gone).
+    status.textContent = `Lost touch with the server: asking again in ${POLL_SECONDS} seconds.`;
   }
-  setTimeout(poll, 10_000);
+  setTimeout(poll, POLL_SECONDS * 1000);
 }
 function startPolling() {
   if (polling) return;
