@@ -49,7 +49,9 @@ export function partitionOf(key: string, partitions: number): number {
  * partitions through leases in a JetStream KV bucket (rendezvous hashing over the live
  * members, `create` as the arbiter), and the owner of a partition runs each key's messages
  * one after another while different keys proceed in parallel. A message waiting for its
- * retry stays unacknowledged (kept alive with `working()`), so it holds back its key only.
+ * retry stays unacknowledged (kept alive with `working()`), so it holds back its key only; so
+ * do the messages pulled behind it, which a redelivery would otherwise run twice and count as
+ * spent attempts.
  * The parts: `jetstream/lease.ts` (which member runs which partition), `jetstream/partition-runner.ts`
  * (one partition's consumer and per-key chains), `jetstream/processor.ts` (one message's
  * attempts, retries and dead letter).

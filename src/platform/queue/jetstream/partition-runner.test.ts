@@ -1,10 +1,42 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { dropNamespace, realServices, uniqueName } from '../../../../test/support/platform.ts';
+import { systemClock } from '../../clock.ts';
+import { createJetStreamQueue } from '../jetstream.ts';
 import { keyedChains } from './partition-runner.ts';
 
 // The runner's consumer side (take-over, pull, stop) needs NATS: contract.test.ts and
-// crash.test.ts cover it. Here the per-key ordering it relies on.
+// crash.test.ts cover most of it, the test below what they cannot time. Then the per-key
+// ordering it relies on.
+
+test('a message waiting behind its key longer than the ack wait is delivered once', {
+  skip: !realServices.natsUrl && 'needs NATS_URL',
+  timeout: 60_000,
+}, async () => {
+  const url = realServices.natsUrl!;
+  const namespace = uniqueName('r');
+  const queue = await createJetStreamQueue(url, systemClock, { namespace, ackWaitMs: 1000, partitions: 1 });
+  try {
+    const handled: string[] = [];
+    const consumer = queue.consume<{ n: number }>('slow', { group: 'g', retryDelaysMs: [100] }, async (d) => {
+      handled.push(`${d.id}#${d.attempt}`);
+      // The first takes three ack waits; the second waits that long behind it, pulled already.
+      if (d.id === 'm1') await sleep(3000);
+    });
+    await queue.publish('slow', { id: 'm1', key: 'k', payload: { n: 1 } });
+    await queue.publish('slow', { id: 'm2', key: 'k', payload: { n: 2 } });
+    const deadline = Date.now() + 20_000;
+    while (!handled.includes('m2#1') && Date.now() < deadline) await sleep(50);
+    // A redelivered copy would come one ack wait after it (and with attempt 2).
+    await sleep(1500);
+    await consumer.stop();
+    assert.deepEqual(handled, ['m1#1', 'm2#1']);
+  } finally {
+    await queue.close();
+    await dropNamespace({ natsUrl: url, namespace, databaseUrl: undefined, redisUrl: undefined }, undefined);
+  }
+});
 
 test('tasks of one key run one after another in order; other keys run meanwhile', async () => {
   const chains = keyedChains(() => {});

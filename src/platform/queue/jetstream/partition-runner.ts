@@ -38,6 +38,16 @@ export function runPartition<T>(options: PartitionRunnerOptions<T>): PartitionRu
   const abort = new AbortController();
   const chains = keyedChains(options.onError);
   let stopIterator: (() => void) | undefined;
+  // Messages pulled but not started (behind their key's earlier ones, or waiting for the lease)
+  // are kept alive like those in progress: past the ack wait the server would deliver them again
+  // into the same chains, and a backlog of one key would multiply itself.
+  const waiting = new Set<JsMsg>();
+  const keepAlive = setInterval(
+    () => {
+      for (const msg of waiting) msg.working();
+    },
+    Math.max(200, options.ackWaitMs / 3),
+  );
 
   const loop = (async () => {
     await options.ready();
@@ -49,10 +59,15 @@ export function runPartition<T>(options: PartitionRunnerOptions<T>): PartitionRu
     for await (const msg of messages) {
       // Parsed once here (the key picks the chain) and handed on.
       const envelope = parse<T>(msg);
+      waiting.add(msg);
       chains.run(envelope?.key ?? '', async () => {
-        // Another member may run the partition once the lease lapsed: wait for the renewal (or
-        // the stop, and the message is handed back).
-        await options.lease.held(abort.signal);
+        try {
+          // Another member may run the partition once the lease lapsed: wait for the renewal (or
+          // the stop, and the message is handed back).
+          await options.lease.held(abort.signal);
+        } finally {
+          waiting.delete(msg);
+        }
         await options.process(msg, envelope, abort.signal);
       });
     }
@@ -66,6 +81,7 @@ export function runPartition<T>(options: PartitionRunnerOptions<T>): PartitionRu
       stopIterator?.();
       await loop;
       await chains.settled();
+      clearInterval(keepAlive);
       // The acks of the finished messages reach the server before the lease goes.
       if (!options.nc.isClosed()) await options.nc.flush().catch(() => {});
     },
