@@ -295,3 +295,40 @@ test("a runner's guard holds back its messages while a renewal is late, until th
     await one.stop();
   }
 });
+
+test('a store slow to answer gets one tick when it answers, not one for every interval it was slow', async () => {
+  const { store } = memoryStore();
+  let stalled: Promise<void> | undefined;
+  let answer = () => {};
+  const puts: number[] = [];
+  const slow: LeaseStore = {
+    ...store,
+    async put(key, value) {
+      if (key.includes('.m.')) puts.push(Date.now());
+      await stalled;
+      return store.put(key, value);
+    },
+  };
+  const { start } = runners();
+  const one = holdLeases(options(slow, 'one', start('one')));
+  try {
+    await sleep(50);
+    stalled = new Promise((resolve) => {
+      answer = resolve;
+    });
+    await sleep(200); // ten intervals of 20 ms
+    const before = puts.length;
+    const answeredAt = Date.now();
+    stalled = undefined;
+    answer();
+    await sleep(15); // less than an interval
+    const burst = puts.filter((at) => at >= answeredAt).length;
+    // One, and one more for each interval a loaded machine let pass meanwhile.
+    const allowed = 1 + Math.floor((Date.now() - answeredAt) / 20);
+    assert.ok(burst <= allowed, `${burst} ticks ran at once after the store answered (${before} before)`);
+  } finally {
+    stalled = undefined;
+    answer();
+    await one.stop();
+  }
+});

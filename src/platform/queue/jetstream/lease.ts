@@ -196,9 +196,20 @@ export function holdLeases(options: LeaseOptions): { stop(): Promise<void> } {
     );
   }
 
-  let ticking = tick().catch(options.onError);
+  let busy = true;
+  const run = () =>
+    tick()
+      .catch(options.onError)
+      .finally(() => {
+        busy = false;
+      });
+  let ticking = run();
   const timer = setInterval(() => {
-    ticking = ticking.then(tick).catch(options.onError);
+    // A tick still running (a slow store) is not queued behind: the next interval takes its turn,
+    // so a store that answers again gets one tick, not one for every interval it was slow.
+    if (busy) return;
+    busy = true;
+    ticking = run();
   }, options.leaseMs / 3);
 
   return {
