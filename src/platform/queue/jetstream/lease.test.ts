@@ -277,6 +277,7 @@ test("a runner's guard holds back its messages while a renewal is late, until th
     await until(() => guards.size === PARTITIONS, 'every partition run');
     const running = new AbortController().signal;
     assert.equal(await within(guards.get(0)!.held(running), 20), true, 'a fresh lease lets messages start');
+    assert.equal(guards.get(0)!.valid(), true);
     resumeUpdates = () => {
       resumeUpdates = undefined;
       for (const resume of stalled.splice(0)) resume();
@@ -284,12 +285,14 @@ test("a runner's guard holds back its messages while a renewal is late, until th
     await sleep(1200); // past the lease's lifetime without a renewal
     const waiting = guards.get(0)!.held(running);
     assert.equal(await within(waiting, 100), false, 'no message starts while the lease may have lapsed');
+    assert.equal(guards.get(0)!.valid(), false, 'nor are the pulled ones kept alive');
     const stopping = new AbortController();
     const stopped = guards.get(1)!.held(stopping.signal);
     stopping.abort();
     assert.equal(await within(stopped, 20), true, 'a stop ends the wait');
     resumeUpdates();
     assert.equal(await within(waiting, 1000), true, 'the renewal lets it start');
+    assert.equal(guards.get(0)!.valid(), true);
   } finally {
     resumeUpdates?.();
     await one.stop();

@@ -18,6 +18,8 @@ export interface LeaseGuard {
    * have lapsed and another member may run the partition) once it is renewed, or `signal` aborts.
    */
   held(signal: AbortSignal): Promise<void>;
+  /** Whether the lease is surely held now (what `held` resolves at once for). */
+  valid(): boolean;
 }
 
 export interface PartitionRunner {
@@ -92,6 +94,7 @@ export function holdLeases(options: LeaseOptions): { stop(): Promise<void> } {
 
   function guard(lease: Validity): LeaseGuard {
     return {
+      valid: () => Date.now() < lease.validUntil,
       held(signal) {
         if (Date.now() < lease.validUntil || signal.aborted) return Promise.resolve();
         return new Promise((resolve) => {

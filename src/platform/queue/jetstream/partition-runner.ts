@@ -40,10 +40,12 @@ export function runPartition<T>(options: PartitionRunnerOptions<T>): PartitionRu
   let stopIterator: (() => void) | undefined;
   // Messages pulled but not started (behind their key's earlier ones, or waiting for the lease)
   // are kept alive like those in progress: past the ack wait the server would deliver them again
-  // into the same chains, and a backlog of one key would multiply itself.
+  // into the same chains, and a backlog of one key would multiply itself. Not while the lease
+  // may have lapsed: then another member may own the partition, and they are its to have.
   const waiting = new Set<JsMsg>();
   const keepAlive = setInterval(
     () => {
+      if (!options.lease.valid()) return;
       for (const msg of waiting) msg.working();
     },
     Math.max(200, options.ackWaitMs / 3),
