@@ -285,3 +285,37 @@ export async function demoHotShow(baseUrl: string): Promise<string> {
   }
   throw new Error('the demo catalogue has no hot show');
 }
+
+/**
+ * Through the public API of a running app: an admitted guest holds one seat of a hot show and
+ * books it with the success card, which frees their waiting-room slot. The booking's status.
+ */
+export async function holdAndBook(
+  baseUrl: string,
+  showId: string,
+  guest: { authorization: string; admissionToken: string },
+  seat = 'A1',
+): Promise<string> {
+  const post = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
+    const response = await fetch(`${baseUrl}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: guest.authorization, ...headers },
+      body: JSON.stringify(body),
+    });
+    return (await response.json()) as Record<string, string>;
+  };
+  const held = await post(`/api/v1/shows/${showId}/hold`, {
+    seat_ids: [seat],
+    admission_token: guest.admissionToken,
+  });
+  const booked = await post(
+    '/api/v1/bookings',
+    {
+      hold_id: held.hold_id,
+      payment_method: 'CARD',
+      payment_details: { card_number: '4242424242424242', exp_month: 12, exp_year: 2030, cvc: '123' },
+    },
+    { 'idempotency-key': randomUUID() },
+  );
+  return booked.status;
+}

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { demoHotShow } from '../../../test/support/booking.ts';
+import { demoHotShow, holdAndBook } from '../../../test/support/booking.ts';
 import { browserSuite, fillCard, screenshot } from '../../../test/support/browser.ts';
 
 /**
@@ -160,21 +159,11 @@ test('a hot show: the waiting room shows the place in line live and admits when 
   await screenshot(page, 'booking-waiting-room');
 
   // The first one books: the slot goes to the browser, which hears it over SSE.
-  const held = await api<{ hold_id: string }>(
-    `/api/v1/shows/${hotShow}/hold`,
-    { seat_ids: ['A1'], admission_token: admitted.admission_token },
-    auth,
-  );
-  const booked = await api<{ status: string }>(
-    '/api/v1/bookings',
-    {
-      hold_id: held.hold_id,
-      payment_method: 'CARD',
-      payment_details: { card_number: '4242424242424242', exp_month: 12, exp_year: 2030, cvc: '123' },
-    },
-    { ...auth, 'idempotency-key': randomUUID() },
-  );
-  assert.equal(booked.status, 'CONFIRMED');
+  const booked = await holdAndBook(suite.server.url, hotShow, {
+    ...auth,
+    admissionToken: admitted.admission_token,
+  });
+  assert.equal(booked, 'CONFIRMED');
   await page
     .locator('#go:not([hidden])')
     .waitFor()

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
-import { demoHotShow } from '../../../test/support/booking.ts';
+import { demoHotShow, holdAndBook } from '../../../test/support/booking.ts';
 import { browserSuite, screenshot } from '../../../test/support/browser.ts';
 
 /**
@@ -12,20 +11,12 @@ import { browserSuite, screenshot } from '../../../test/support/browser.ts';
 const suite = browserSuite({ BOOKING_QUEUE_CAPACITY: '1' });
 const { skip } = suite;
 
-async function post<T>(path: string, body: unknown, headers: Record<string, string> = {}): Promise<T> {
-  const response = await fetch(`${suite.server.url}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify(body),
-  });
-  return (await response.json()) as T;
-}
-
 test('without its event stream the waiting room polls, says when a poll fails, and admits', {
   skip,
 }, async () => {
   const hotShow = await demoHotShow(suite.server.url);
-  const first = await post<{ token: string }>('/api/v1/guests', {});
+  const guest = await fetch(`${suite.server.url}/api/v1/guests`, { method: 'POST' });
+  const first = (await guest.json()) as { token: string };
   const auth = { authorization: `Bearer ${first.token}` };
   const queue = await fetch(`${suite.server.url}/api/v1/shows/${hotShow}/queue`, { headers: auth });
   const admitted = (await queue.json()) as { status: string; admission_token: string };
@@ -54,21 +45,11 @@ test('without its event stream the waiting room polls, says when a poll fails, a
   assert.equal(await page.textContent('#queue-status'), 'You are next.');
 
   // The one admitted books: the slot is the browser's at its next poll.
-  const held = await post<{ hold_id: string }>(
-    `/api/v1/shows/${hotShow}/hold`,
-    { seat_ids: ['A1'], admission_token: admitted.admission_token },
-    auth,
-  );
-  const booked = await post<{ status: string }>(
-    '/api/v1/bookings',
-    {
-      hold_id: held.hold_id,
-      payment_method: 'CARD',
-      payment_details: { card_number: '4242424242424242', exp_month: 12, exp_year: 2030, cvc: '123' },
-    },
-    { ...auth, 'idempotency-key': randomUUID() },
-  );
-  assert.equal(booked.status, 'CONFIRMED');
+  const booked = await holdAndBook(suite.server.url, hotShow, {
+    ...auth,
+    admissionToken: admitted.admission_token,
+  });
+  assert.equal(booked, 'CONFIRMED');
   await page.clock.runFor(10_000);
   await page.locator('#position', { hasText: "It's your turn" }).waitFor();
   await page.clock.runFor(1_500);
