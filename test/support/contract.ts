@@ -6,9 +6,8 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify';
  * Checks a live answer against /openapi.json: its status is one the operation lists, its media
  * type one that status documents (a problem is application/problem+json), its body valid against
  * that media type's schema ($refs resolved in the document's components, as are named responses
- * and headers), and its headers: every
- * documented one valid, every required one present, and no header a client acts on
- * (WATCHED_HEADERS) sent without being documented.
+ * and headers), and its headers: every documented one valid, every required one present, and no
+ * header a client acts on (WATCHED_HEADERS) sent without being documented.
  */
 export interface Spec {
   paths: Record<string, Record<string, SpecOperation>>;

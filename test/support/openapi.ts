@@ -1,7 +1,7 @@
 /**
- * An OpenAPI document's value with its local `$ref`s followed (`#/components/…`), however deep:
- * what a client generator or Swagger UI reads where the document points to a shared response,
- * header or schema.
+ * An OpenAPI document's value with its local `$ref`s to shared responses and headers followed,
+ * however deep: what a client generator or Swagger UI reads there. Schema references are checked
+ * to point somewhere and stay as they are.
  */
 export function resolveRefs<T>(document: object, value: T): T {
   if (Array.isArray(value)) return value.map((item) => resolveRefs(document, item)) as T;
