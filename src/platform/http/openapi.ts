@@ -405,18 +405,14 @@ function problemResponse(status: string, headers?: readonly ResponseHeader[]): R
   };
 }
 
-function problemResponses(): Record<string, Response> {
-  return Object.fromEntries(
-    Object.entries(PROBLEM_RESPONSES).map(([name, { status, headers }]) => [
-      name,
-      problemResponse(status, headers),
-    ]),
-  );
-}
+/** `#/components/responses`: every named problem response, built once. */
+const PROBLEM_COMPONENTS: Record<string, Response> = Object.fromEntries(
+  Object.entries(PROBLEM_RESPONSES).map(([name, { status, headers }]) => [name, problemResponse(status, headers)]),
+);
 
 /** The named response this one is word for word, if any. */
 const NAMED_PROBLEMS = new Map(
-  Object.entries(problemResponses()).map(([name, response]) => [canonical(response), name]),
+  Object.entries(PROBLEM_COMPONENTS).map(([name, response]) => [canonical(response), name]),
 );
 
 function canonical(response: Response): string {
@@ -470,14 +466,14 @@ function describeOperations<D extends Document>(document: D): D {
       // Wrong credentials count against the caller's address (auth/index.ts): past the limit, 429.
       if (responses['401']) {
         responses['401'].headers = {
-          ...openApiHeaders(['RateLimit', 'RateLimit-Policy']),
+          ...headerRefs(['RateLimit', 'RateLimit-Policy']),
           ...responses['401'].headers,
         };
         responses['429'] ??= { description: PROBLEM_DESCRIPTIONS[429] };
       }
       if (responses['429']) {
         responses['429'].headers = {
-          ...openApiHeaders(['RateLimit', 'RateLimit-Policy', 'Retry-After']),
+          ...headerRefs(['RateLimit', 'RateLimit-Policy', 'Retry-After']),
           ...responses['429'].headers,
         };
       }
@@ -500,7 +496,7 @@ function describeOperations<D extends Document>(document: D): D {
   document.components = {
     ...document.components,
     headers: openApiHeaders(Object.keys(RESPONSE_HEADERS) as ResponseHeader[]),
-    responses: Object.fromEntries(Object.entries(problemResponses()).filter(([name]) => named.has(name))),
+    responses: Object.fromEntries(Object.entries(PROBLEM_COMPONENTS).filter(([name]) => named.has(name))),
   };
   return document;
 }

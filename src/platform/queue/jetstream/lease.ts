@@ -93,10 +93,11 @@ export function holdLeases(options: LeaseOptions): { stop(): Promise<void> } {
   }
 
   function guard(lease: Validity): LeaseGuard {
+    const valid = () => Date.now() < lease.validUntil;
     return {
-      valid: () => Date.now() < lease.validUntil,
+      valid,
       held(signal) {
-        if (Date.now() < lease.validUntil || signal.aborted) return Promise.resolve();
+        if (valid() || signal.aborted) return Promise.resolve();
         return new Promise((resolve) => {
           const done = () => {
             lease.waiters.delete(done);
