@@ -407,7 +407,10 @@ function problemResponse(status: string, headers?: readonly ResponseHeader[]): R
 
 /** `#/components/responses`: every named problem response, built once. */
 const PROBLEM_COMPONENTS: Record<string, Response> = Object.fromEntries(
-  Object.entries(PROBLEM_RESPONSES).map(([name, { status, headers }]) => [name, problemResponse(status, headers)]),
+  Object.entries(PROBLEM_RESPONSES).map(([name, { status, headers }]) => [
+    name,
+    problemResponse(status, headers),
+  ]),
 );
 
 /** The named response this one is word for word, if any. */
