@@ -123,7 +123,7 @@ async function createNotify(deps: PlatformDeps, doubles: NotifyModuleOptions): P
     senders,
     clock,
     log,
-    maxAttempts: settings.retryDelaysMs.length + 1,
+    retryDelaysMs: settings.retryDelaysMs,
     counter: deliveriesCounter(deps),
     batchLingerMs: settings.workerLingerMs,
     marketingTypes: settings.marketingTypes,

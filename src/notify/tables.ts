@@ -94,6 +94,8 @@ export type DeliveriesTable = {
   provider: string | null;
   provider_message_id: string | null;
   attempts: Generated<number>;
+  /** `attempts` when the delivery was last redriven: its retry schedule counts the tries since. */
+  attempt_base: Generated<number>;
   created_at: Date;
   scheduled_for: Date | null;
   /** Null until a worker claimed the delivery or the outbox sweep published it (notifications/outbox.ts). */
@@ -198,7 +200,7 @@ export type PreferencesRow = Omit<Selectable<PreferencesTable>, 'updated_at' | '
   version?: number;
 };
 export type NotificationRow = Selectable<NotificationsTable>;
-export type DeliveryRow = Omit<Selectable<DeliveriesTable>, 'updated_at'>;
+export type DeliveryRow = Omit<Selectable<DeliveriesTable>, 'updated_at' | 'attempt_base'>;
 export type AttemptRow = Omit<Selectable<AttemptsTable>, 'id'>;
 export type TemplateRow = Selectable<TemplatesTable>;
 export type InboxRow = Selectable<InboxTable>;

@@ -139,6 +139,48 @@ describe('workers', () => {
     assert.equal(unknown.statusCode, 404);
   });
 
+  test("a retry taken over mid-schedule goes on from the row's count; a redrive starts a fresh one", async () => {
+    const userId = await user();
+    plans.set(userId, ['transient', 'transient', 'transient', 'transient']);
+    const retriedBefore = count('notifications.email', 'retried');
+    const deferredBefore = count('notifications.email', 'deferred');
+    const id = await send(userId, ['email']);
+    await eventually(async () => count('notifications.email', 'retried') === retriedBefore + 1);
+    // Two tries by a worker that held the message before (a partition handed over mid-retry: the
+    // new owner's queue counts from 1 again, the delivery's row does not).
+    const repo = createNotifyRepository(t.adapters.database.db);
+    for (let i = 0; i < 2; i++) {
+      await repo.recordAttempt(id, 'email', { at: t.clock.now(), error: 'earlier owner', provider: null });
+    }
+    t.clock.advance(60_000);
+    // The queue's attempt 2 is the delivery's 4th try: the next comes after the 4th delay (2 h).
+    await eventually(async () => count('notifications.email', 'deferred') === deferredBefore + 1);
+    assert.equal((await channelStatus(id)).status, 'queued');
+    t.clock.advance(300_000); // the queue's own delay after its attempt 2
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    assert.equal((await status(id)).attempts.length, 4, 'not before the schedule of the 5th try');
+    t.clock.advance(7_200_000 - 300_000);
+    await eventually(async () => (await channelStatus(id)).status === 'dead_lettered');
+    assert.equal((await channelStatus(id)).attempts, 5, 'five tries in all, not five more');
+
+    const letters = (await t.inject({ url: '/api/notifications/dead-letters', headers: t.admin })).json();
+    const letter = letters.dead_letters.find((l: { notification_id: string }) => l.notification_id === id);
+    assert.ok(letter, JSON.stringify(letters));
+    const retried = count('notifications.email', 'retried');
+    const redrive = await t.inject({
+      method: 'POST',
+      url: `/api/notifications/dead-letters/${encodeURIComponent(letter.id)}/redrive`,
+      headers: t.admin,
+    });
+    assert.equal(redrive.statusCode, 202, redrive.body);
+    // The redriven delivery fails once more: the first try of a fresh schedule, retried in 1 min.
+    await eventually(async () => count('notifications.email', 'retried') === retried + 1);
+    assert.equal((await channelStatus(id)).status, 'queued');
+    t.clock.advance(60_000);
+    await eventually(async () => (await channelStatus(id)).status === 'sent');
+    assert.equal((await channelStatus(id)).attempts, 7);
+  });
+
   test('a permanent provider error dead-letters at once: failed after one attempt', async () => {
     const userId = await user();
     plans.set(userId, ['permanent']);

@@ -40,7 +40,8 @@ export function createDeliveryHandler(deps: {
   senders: Record<Channel, ChannelSender>;
   clock: Clock;
   log: FastifyBaseLogger;
-  maxAttempts: number;
+  /** The queue's delays before tries 2..N (NOTIFY_RETRY_DELAYS_MS): N tries in all. */
+  retryDelaysMs: readonly number[];
   counter: Counter<'channel' | 'status'>;
   /** Under load, how long a batch of messages waits for more before it is written (createGroup's `lingerMs`). */
   batchLingerMs?: number;
@@ -68,14 +69,25 @@ export function createDeliveryHandler(deps: {
       return new RetryLater(error.retryAfterMs, error.message);
     }
     const reason = error instanceof ProviderError ? `${error.code}: ${error.message}` : describeError(error);
-    await repo.recordAttempt(notificationId, channel, { at: clock.now(), error: reason, provider });
+    const tried = await repo.recordAttempt(notificationId, channel, {
+      at: clock.now(),
+      error: reason,
+      provider,
+    });
     if (error instanceof ProviderError && error.permanent) {
       await setStatus(message, { status: 'failed', reason });
       return new PermanentError(reason);
     }
-    const last = message.attempt >= deps.maxAttempts;
+    // The delivery's row counts its tries, the queue only those of the message it holds: a message
+    // taken over mid-retry (its worker stopped, its partition handed to another) starts again at
+    // the queue's attempt 1. Past a crash in the middle of a try the queue's count is the higher.
+    const attempt = Math.max(message.attempt, tried.ofSchedule);
+    const last = attempt > deps.retryDelaysMs.length;
     await setStatus(message, { status: last ? 'dead_lettered' : 'queued', reason });
-    return error instanceof Error ? error : new Error(String(error));
+    if (attempt === message.attempt) return error instanceof Error ? error : new Error(String(error));
+    // The row's count is ahead: the schedule goes on from it. RetryLater does not spend the queue's
+    // attempt, so the row stays the one that counts for this message.
+    return last ? new PermanentError(reason) : new RetryLater(deps.retryDelaysMs[attempt - 1], reason);
   }
 
   /** Sends one message through its channel's provider (with its breaker) and records the result. */

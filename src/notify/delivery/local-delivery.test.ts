@@ -56,7 +56,7 @@ function handler(options: { repo?: NotifyRepository; env?: Record<string, string
     senders,
     clock: t.clock,
     log: silent as unknown as FastifyBaseLogger,
-    maxAttempts: 5,
+    retryDelaysMs: [60_000, 300_000, 1_800_000, 7_200_000],
     counter,
   });
   return { handle, senders, counter };

@@ -198,4 +198,12 @@ export const coreMigrations: Migrations = {
         where status = 'sent'`.execute(db);
     },
   },
+  '009_notify_attempt_base': {
+    async up(db: Kysely<unknown>) {
+      // The tries a delivery had when it was last redriven from the dead letters: its retry
+      // schedule counts from there (delivery/handler.ts), its `attempts` keeps counting them all.
+      await sql`alter table notification_deliveries
+        add column if not exists attempt_base int not null default 0`.execute(db);
+    },
+  },
 };

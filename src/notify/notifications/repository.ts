@@ -507,25 +507,44 @@ export function createNotifyRepository(database: Db, options: { prepare?: boolea
       sent: { provider: string; providerMessageId: string; content: string; sentAt: Date },
     ) => recordSentGroup({ notificationId, channel, ...sent }),
 
-    /** Counts a provider try on the delivery and logs it; returns the try's number. */
+    /**
+     * Counts a provider try on the delivery and logs it. Answers the try's number and its number
+     * in the retry schedule (the tries since the delivery was last redriven).
+     */
     async recordAttempt(
       notificationId: string,
       channel: Channel,
       attempt: { at: Date; error: string | null; provider: string | null },
-    ): Promise<number> {
+    ): Promise<{ number: number; ofSchedule: number }> {
       const counted = await db
         .updateTable('notification_deliveries')
         .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
         .where('notification_id', '=', notificationId)
         .where('channel', '=', channel)
-        .returning('attempts')
+        .returning(['attempts', 'attempt_base'])
         .executeTakeFirst();
       const number = counted?.attempts ?? 0;
       await db
         .insertInto('notification_attempts')
         .values({ notification_id: notificationId, channel, attempt: number, ...attempt })
         .execute();
-      return number;
+      return { number, ofSchedule: number - (counted?.attempt_base ?? 0) };
+    },
+
+    /** A dead-lettered delivery opened again (`queued`) with a fresh retry schedule. */
+    async reopenRedriven(notificationId: string, channel: Channel, now: Date): Promise<void> {
+      await db
+        .updateTable('notification_deliveries')
+        .set((eb) => ({
+          status: 'queued',
+          reason: 'redriven',
+          attempt_base: eb.ref('attempts'),
+          updated_at: now,
+        }))
+        .where('notification_id', '=', notificationId)
+        .where('channel', '=', channel)
+        .where('status', '!=', 'cancelled')
+        .execute();
     },
   };
 }

@@ -179,12 +179,7 @@ export function createNotifyService(deps: {
       if (!letter) throw err('dead_letter_not_found');
       const { notificationId, channel } = letter.payload;
       // Open the delivery before the message is back, so the worker does not take it as settled.
-      await repo.updateDelivery(
-        notificationId,
-        channel,
-        { status: 'queued', reason: 'redriven' },
-        clock.now(),
-      );
+      await repo.reopenRedriven(notificationId, channel, clock.now());
       if (!(await queue.redrive(topic, deadLetterId))) throw err('dead_letter_not_found');
       return { id, notification_id: notificationId, channel, status: 'queued' as const };
     },
