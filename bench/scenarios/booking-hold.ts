@@ -67,6 +67,19 @@ export function randomSeats(rows = ROWS, seatsPerRow = SEATS_PER_ROW): string[] 
 
 /** A hot show (waiting room on) of `rows` × `seatsPerRow` regular seats, tomorrow; returns its id. */
 export async function createHotShow(base: string, rows: number, seatsPerRow: number): Promise<string> {
+  return (await createHotShows(base, rows, seatsPerRow, 1))[0];
+}
+
+/**
+ * `count` hot shows on one screen of `rows` × `seatsPerRow` regular seats, from tomorrow on, four
+ * hours apart; returns their ids.
+ */
+export async function createHotShows(
+  base: string,
+  rows: number,
+  seatsPerRow: number,
+  count: number,
+): Promise<string[]> {
   const city = await call(base, 'POST', '/api/v1/admin/cities', { name: 'Bench City' });
   const movie = await call(base, 'POST', '/api/v1/admin/movies', {
     title: 'The Sold-Out Premiere',
@@ -91,13 +104,37 @@ export async function createHotShow(base: string, rows: number, seatsPerRow: num
       },
     ],
   });
-  const show = await call(base, 'POST', '/api/v1/admin/shows', {
-    movie_id: movie.movie_id,
-    screen_id: theater.screens[0].screen_id,
-    show_time: new Date(Date.now() + 86_400_000).toISOString(),
-    is_hot: true,
+  const shows: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const show = await call(base, 'POST', '/api/v1/admin/shows', {
+      movie_id: movie.movie_id,
+      screen_id: theater.screens[0].screen_id,
+      show_time: new Date(Date.now() + 86_400_000 + i * 4 * 3_600_000).toISOString(),
+      is_hot: true,
+    });
+    shows.push(String(show.show_id));
+  }
+  return shows;
+}
+
+/** A guest's admission token for a hot show's waiting room (its capacity must let them in at once). */
+export async function admit(base: string, show: string, guest: { user: string; authorization: string }) {
+  // The user id again in the query: the token decides it here, and older versions of the code
+  // (compared with bench/ab.ts) took it from there.
+  const status = await call(base, 'GET', `/api/v1/shows/${show}/queue?user_id=${guest.user}`, undefined, {
+    authorization: guest.authorization,
   });
-  return String(show.show_id);
+  if (!status.admission_token) throw new Error(`not admitted: ${JSON.stringify(status)}`);
+  return String(status.admission_token);
+}
+
+/** `count` things made 50 at a time, in order. */
+export async function inBatches<T>(count: number, make: (index: number) => Promise<T>): Promise<T[]> {
+  const made: T[] = [];
+  for (let i = 0; i < count; i += 50) {
+    made.push(...(await Promise.all(Array.from({ length: Math.min(50, count - i) }, (_, j) => make(i + j)))));
+  }
+  return made;
 }
 
 /**
@@ -105,23 +142,10 @@ export async function createHotShow(base: string, rows: number, seatsPerRow: num
  * one's user id, admission token and Authorization header.
  */
 export async function admitUsers(base: string, show: string, count: number) {
-  const admitted: { user: string; token: string; authorization: string }[] = [];
-  for (let i = 0; i < count; i += 50) {
-    const batch = await Promise.all(
-      Array.from({ length: Math.min(50, count - i) }, async () => {
-        const { user, authorization } = await guest(base);
-        // The user id again in the query: the token decides it here, and older versions of the code
-        // (compared with bench/ab.ts) took it from there.
-        const status = await call(base, 'GET', `/api/v1/shows/${show}/queue?user_id=${user}`, undefined, {
-          authorization,
-        });
-        if (!status.admission_token) throw new Error(`not admitted: ${JSON.stringify(status)}`);
-        return { user, token: String(status.admission_token), authorization };
-      }),
-    );
-    admitted.push(...batch);
-  }
-  return admitted;
+  return inBatches(count, async () => {
+    const who = await guest(base);
+    return { ...who, token: await admit(base, show, who) };
+  });
 }
 
 /** The show's audit: seats held twice and holds missing a seat must both be 0. */
