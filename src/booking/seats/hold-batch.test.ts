@@ -172,6 +172,36 @@ describe('hold batches (group commit)', () => {
     assert.deepEqual([await holdOf('B7'), await holdOf('B8'), await holdOf('B9')], [null, null, null]);
   });
 
+  test("one user's holds never share a batch nor go in two at once; the user's next waits for the batch", async () => {
+    const { calls, batcher } = counting();
+    const user = randomUUID();
+    const mine = [newHold(['C4']), newHold(['C5'])].map((h) => ({ ...h, user_id: user }));
+    const other = newHold(['C6']);
+    const results = await Promise.all([...mine, other].map((h) => batcher.claim(h, t.clock.now())));
+    // C4 and C6 together; C5 after their commit, alone, where the cap of one per show refuses it.
+    assert.deepEqual(calls, { one: 1, many: [2] });
+    assert.deepEqual(
+      results.map((result) => result.limit?.holds.map((held) => held.id) ?? null),
+      [null, [mine[0].id], null],
+    );
+  });
+
+  test("a batch's refusal at a user's cap names the holds that count, granted before or in the batch", async () => {
+    const user = randomUUID();
+    const first = { ...newHold(['C7']), user_id: user };
+    assert.deepEqual((await repo.claimSeats(first, t.clock.now())).taken, []);
+    const [refused, granted] = await repo.claimMany(
+      [{ ...newHold(['C8']), user_id: user }, newHold(['D4'])],
+      t.clock.now(),
+    );
+    assert.deepEqual(refused.limit, {
+      onShow: 1,
+      total: 1,
+      holds: [{ id: first.id, show_id: seeded.showId }],
+    });
+    assert.deepEqual([granted.taken, granted.limit], [[], undefined]);
+  });
+
   test('a lone hold goes at once through claimSeats', async () => {
     const { calls, batcher } = counting();
     assert.deepEqual((await batcher.claim(newHold(['E1']), t.clock.now())).taken, []);

@@ -26,7 +26,13 @@ export function createHoldBatcher(
         new Date(Math.max(...inputs.map((input) => input.now.getTime()))),
       ),
     kind: ({ hold }) => hold.show_id,
-    // A user whose holds changed while the batch counted them is decided alone, after it.
+    // One user's holds go one batch after another: a batch locks each of its users' hold counters
+    // until it commits, so two batches in flight that shared a user would wait for each other, and
+    // the second would find that user's count moved and decide their hold alone after all.
+    key: ({ hold }) => hold.user_id,
+    exclusive: true,
+    // A user whose holds changed while the batch counted them (another process's hold) is decided
+    // alone, after it.
     retry: (result) => result.retry === true,
     maxBatch: options.maxBatch ?? 100,
     maxInFlight: options.maxInFlight,

@@ -118,7 +118,8 @@ export function createSeatsRepository(database: Db, options: { limits: HoldLimit
         ${takenRows(hold.show_id, hold.seat_ids, sql`(select seat_id from wanted)`)} as taken`.execute(db);
     const result = rows[0];
     if (result?.ok) return { taken: [], closed: false };
-    if (result && !result.allowed) return { taken: [], closed: false, limit: liveOf(result.live) };
+    if (result && !result.allowed)
+      return { taken: [], closed: false, limit: await named(hold, liveOf(result.live), now) };
     // Every seat locked and the caps passed on a snapshot the user's counter had moved past.
     if (result?.locked) return 'stale';
     // Only the seats the claim could not lock are taken: the others were free, and naming them
@@ -130,9 +131,14 @@ export function createSeatsRepository(database: Db, options: { limits: HoldLimit
     return takenResult(missing.length > 0 ? missing : hold.seat_ids, taken, now);
   }
 
+  /** A refusal's counts (as the claim decided) with the holds they count, read after it. */
+  async function named(hold: NewHold, counted: LiveHolds, now: Date): Promise<LiveHolds> {
+    return { ...counted, holds: (await liveHoldsOf(hold.user_id, hold.show_id, now)).holds };
+  }
+
   async function liveHoldsOf(userId: string, showId: string, now: Date): Promise<LiveHolds> {
     // Raw SQL: the arbiter's own count of live holds (liveHolds), so a refusal names what claims count.
-    const { rows } = await sql<LiveRow>`${liveHolds(sql`${userId}::uuid`, showId, now)}`.execute(db);
+    const { rows } = await sql<LiveRow>`${liveHolds(sql`${userId}::uuid`, showId, now, true)}`.execute(db);
     return liveOf(rows[0]);
   }
 
@@ -186,7 +192,7 @@ export function createSeatsRepository(database: Db, options: { limits: HoldLimit
       const showId = holds[0].show_id;
       if (holds.some((hold) => hold.show_id !== showId)) throw new Error('claimMany: one show per batch');
       const requested = [...new Set(holds.flatMap((hold) => hold.seat_ids))];
-      return db.transaction().execute(async (trx) => {
+      const decided = await db.transaction().execute(async (trx) => {
         const users = [...new Set(holds.map((hold) => hold.user_id))].sort();
         // The users' change counters are bumped (in user order) only once every seat lock is
         // taken, so a batch waiting for seats holds no user's row; a counter that moved past
@@ -206,7 +212,7 @@ export function createSeatsRepository(database: Db, options: { limits: HoldLimit
             for update
           ),
           users as (
-            select u.user_id, coalesce(v.version, 0) as version, l.on_show, l.total, l.holds
+            select u.user_id, coalesce(v.version, 0) as version, l.on_show, l.total
             from unnest(${users}::uuid[]) as u(user_id)
               left join booking_hold_users v on v.user_id = u.user_id
               cross join lateral (${liveHolds(sql`u.user_id`, showId, now)}) l
@@ -221,7 +227,7 @@ export function createSeatsRepository(database: Db, options: { limits: HoldLimit
           union all
           select null::text, ${takenRows(showId, requested, sql`(select seat_id from wanted)`)},
             (select jsonb_agg(jsonb_build_object('user_id', u.user_id, 'fresh', c.version = u.version + 1,
-                'on_show', u.on_show, 'total', u.total, 'holds', u.holds))
+                'on_show', u.on_show, 'total', u.total))
               from users u join counted c on c.user_id = u.user_id)
           from settings`.execute(trx);
         const free = new Set<string>();
@@ -267,6 +273,11 @@ export function createSeatsRepository(database: Db, options: { limits: HoldLimit
         }
         return results;
       });
+      return Promise.all(
+        decided.map(async (result, i) =>
+          result.limit ? { ...result, limit: await named(holds[i], result.limit, now) } : result,
+        ),
+      );
     },
 
     async findHold(id: string): Promise<HoldRow | undefined> {
@@ -452,7 +463,7 @@ export function createSeatsRepository(database: Db, options: { limits: HoldLimit
 }
 
 /** A user's live holds as a batch counted them; `fresh`: no other hold of theirs committed meanwhile. */
-interface UserCount extends LiveHolds {
+interface UserCount extends Omit<LiveHolds, 'holds'> {
   fresh: boolean;
 }
 
@@ -484,14 +495,13 @@ function decideBatch(
       results.push({
         taken: [],
         closed: false,
-        limit: { onShow: user.onShow, total: user.total, holds: [...user.holds] },
+        limit: { onShow: user.onShow, total: user.total, holds: [] },
       });
     } else if (hold.seat_ids.every((id) => free.has(id) && !grantedUntil.has(id))) {
       for (const id of hold.seat_ids) grantedUntil.set(id, hold.expires_at.getTime());
       granted.push(hold);
       user.onShow++;
       user.total++;
-      user.holds.push({ id: hold.id, show_id: hold.show_id });
       results.push({ taken: [], closed: false });
     } else {
       // Taken in the table, or by an earlier hold of this batch.
@@ -510,17 +520,23 @@ function decideBatch(
   return { results, granted };
 }
 
-/** A user's live holds as SQL returns them. */
+/** A user's live holds as SQL returns them: their counts, and which they are when asked. */
 interface LiveRow {
   on_show: number;
   total: number;
-  holds: { id: string; show_id: string }[];
+  holds?: { id: string; show_id: string }[];
 }
 
-/** The live holds (HELD, not expired) of `user` (an SQL expression): on `showId`, in all, and which. */
-function liveHolds(user: RawBuilder<unknown>, showId: string, now: Date) {
-  return sql`select count(*) filter (where h.show_id = ${showId})::int as on_show, count(*)::int as total,
-      coalesce(jsonb_agg(jsonb_build_object('id', h.id, 'show_id', h.show_id) order by h.created_at), '[]'::jsonb) as holds
+/**
+ * The live holds (HELD, not expired) of `user` (an SQL expression): on `showId` and in all, and
+ * with `which`, their ids. A claim counts them and names them only when it refuses (liveHoldsOf):
+ * with the caps raised, a list read and parsed on every hold would grow with the user's holds.
+ */
+function liveHolds(user: RawBuilder<unknown>, showId: string, now: Date, which = false) {
+  const list = which
+    ? sql`, coalesce(jsonb_agg(jsonb_build_object('id', h.id, 'show_id', h.show_id) order by h.created_at), '[]'::jsonb) as holds`
+    : sql``;
+  return sql`select count(*) filter (where h.show_id = ${showId})::int as on_show, count(*)::int as total${list}
     from booking_holds h
     where h.user_id = ${user} and h.status = 'HELD' and h.expires_at > ${now}`;
 }
