@@ -3,9 +3,9 @@ import type { Scenario } from '../run.ts';
 import holdScenario, {
   admit,
   auditShow,
-  BOOKING_BENCH_ENV,
   createHotShows,
   guest,
+  HOLD_LOAD,
   inBatches,
   rowLabel,
 } from './booking-hold.ts';
@@ -20,7 +20,7 @@ import holdScenario, {
  * each), a request's seats always in one show; past the last show the run starts over from the
  * first, whose seats are held by then, and `verify` says how many requests that was.
  */
-const CLIENTS = 1000;
+const CLIENTS = HOLD_LOAD.connections;
 const SHOWS = 24;
 const ROWS = 120;
 const SEATS_PER_ROW = 100;
@@ -57,12 +57,7 @@ function nextSeats(run: Run): { show: number; seats: string[] } {
 
 const scenario: Scenario = {
   description: `POST /api/v1/shows/{id}/hold: ${CLIENTS} clients, seats nobody holds yet over ${SHOWS} hot shows of ${SEATS} seats, PostgreSQL`,
-  services: 'booking',
-  backends: { postgres: true },
-  env: { BOOKING_DEMO: 'false', BOOKING_QUEUE_CAPACITY: String(CLIENTS), ...BOOKING_BENCH_ENV },
-  baseline: { kind: 'post' },
-  target: 0.2,
-  connections: CLIENTS,
+  ...HOLD_LOAD,
   // Seats are what a run uses up: 4 s of warm-up is enough for the arbiter's code and pools.
   warmup: 4,
   async prepare(base) {

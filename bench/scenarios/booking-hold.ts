@@ -153,14 +153,19 @@ export async function auditShow(base: string, show: string) {
   return call(base, 'GET', `/api/v1/admin/shows/${show}/integrity`);
 }
 
-const scenario: Scenario = {
-  description: `POST /api/v1/shows/{id}/hold: ${CLIENTS} clients, random seats of one hot show (${ROWS * SEATS_PER_ROW} seats), PostgreSQL`,
+/** What the hold scenarios share: the app, its limits lifted, the clients and the target. */
+export const HOLD_LOAD = {
   services: 'booking',
   backends: { postgres: true },
   env: { BOOKING_DEMO: 'false', BOOKING_QUEUE_CAPACITY: String(CLIENTS), ...BOOKING_BENCH_ENV },
   baseline: { kind: 'post' },
   target: 0.2,
   connections: CLIENTS,
+} satisfies Partial<Scenario>;
+
+const scenario: Scenario = {
+  description: `POST /api/v1/shows/{id}/hold: ${CLIENTS} clients, random seats of one hot show (${ROWS * SEATS_PER_ROW} seats), PostgreSQL`,
+  ...HOLD_LOAD,
   async prepare(base) {
     const showId = await createHotShow(base, ROWS, SEATS_PER_ROW);
     shows.set(base, showId);
