@@ -4,6 +4,9 @@ import { after, before, test } from 'node:test';
 import { type BookingTestApp, bookingTestApp, hold, seedShow } from '../../../test/support/booking.ts';
 import { sseEvents } from '../../../test/support/sse-reader.ts';
 import { type App, buildApp } from '../../app.ts';
+import type { SseHub } from '../../platform/http/sse.ts';
+import type { PubSub } from '../../platform/pubsub/index.ts';
+import { createSeatsLive, PUBLISH_GAP_MS, seatMapChannel } from './live.ts';
 import type { SeatMap } from './schemas.ts';
 
 // Two API "processes" on one database and one pub/sub: a hold made through one must turn the
@@ -79,4 +82,24 @@ test('the seat map stream of an unknown show is a 404', async () => {
   const response = await fetch(`${otherUrl}/api/v1/shows/${randomUUID()}/seats/events`);
   assert.equal(response.status, 404);
   assert.equal(((await response.json()) as { code: string }).code, 'show_not_found');
+});
+
+test("a burst of one show's changes is said twice (at once and at the gap's end), another show's apart", async () => {
+  const published: string[] = [];
+  const live = createSeatsLive({
+    // Only `publish` is used by `changed`.
+    pubsub: { publish: async (channel: string) => void published.push(channel) } as unknown as PubSub,
+    sse: {} as SseHub,
+    log: t.app.log,
+    seatMap: async () => ({}) as SeatMap,
+    resyncMs: 60_000,
+  });
+  const [hot, quiet] = [randomUUID(), randomUUID()];
+  for (let i = 0; i < 50; i++) live.changed(hot);
+  live.changed(quiet);
+  assert.deepEqual(published, [seatMapChannel(hot), seatMapChannel(quiet)]);
+  await new Promise((resolve) => setTimeout(resolve, PUBLISH_GAP_MS * 2.5));
+  assert.deepEqual(published, [seatMapChannel(hot), seatMapChannel(quiet), seatMapChannel(hot)]);
+  live.changed(quiet);
+  assert.equal(published.length, 4, 'a change after a quiet gap is said at once');
 });

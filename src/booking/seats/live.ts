@@ -8,6 +8,12 @@ export const seatMapChannel = (showId: string) => `booking.seatmap.${showId}`;
 
 /** Coalesces a burst of holds of one show into one seat-map read per process. */
 const REFRESH_DELAY_MS = 200;
+/**
+ * A process says a show changed at most once per this gap, and once more at its end if it changed
+ * again meanwhile: listeners wait REFRESH_DELAY_MS anyway, and a hot show's holds would otherwise
+ * each send a message (a Redis PUBLISH, delivered to every process that streams the show).
+ */
+export const PUBLISH_GAP_MS = 100;
 
 /** What a process does for one show it streams the seat map of. */
 interface ShowWatch {
@@ -93,13 +99,29 @@ export function createSeatsLive(deps: {
     await unsubscribe?.();
   }
 
+  /** Shows this process said changed less than PUBLISH_GAP_MS ago; `again`: changed since. */
+  const gaps = new Map<string, { again: boolean }>();
+
+  function changed(showId: string): void {
+    const gap = gaps.get(showId);
+    if (gap) {
+      gap.again = true;
+      return;
+    }
+    const opened = { again: false };
+    gaps.set(showId, opened);
+    setTimeout(() => {
+      gaps.delete(showId);
+      if (opened.again) changed(showId);
+    }, PUBLISH_GAP_MS).unref();
+    pubsub
+      .publish(seatMapChannel(showId), { show_id: showId })
+      .catch((error) => log.warn({ err: error, showId }, 'seat change not published'));
+  }
+
   return {
-    /** Tells every process's listeners of the show that its seats changed. */
-    changed(showId: string): void {
-      pubsub
-        .publish(seatMapChannel(showId), { show_id: showId })
-        .catch((error) => log.warn({ err: error, showId }, 'seat change not published'));
-    },
+    /** Tells every process's listeners of the show that its seats changed (a burst in two messages). */
+    changed,
 
     /** `event: seats` with the seat map at once and after every change of the show's seats. */
     async open(request: FastifyRequest, reply: FastifyReply, showId: string): Promise<void> {
