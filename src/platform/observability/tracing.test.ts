@@ -122,9 +122,12 @@ describe('a booking traced end to end', () => {
   });
   after(() => t.close());
 
-  /** The finished spans, once `done` finds what it waits for (the worker runs on its own). */
+  /**
+   * The finished spans, once `done` finds what it waits for (the worker runs on its own: on a
+   * loaded CI machine with NATS its delivery once took longer than the 5 s this waited before).
+   */
   async function spansWhen(done: (spans: ReadableSpan[]) => boolean): Promise<ReadableSpan[]> {
-    for (let i = 0; i < 200; i++) {
+    for (const deadline = Date.now() + 30_000; Date.now() < deadline; ) {
       await t.adapters.tracing?.forceFlush();
       const spans = exporter.getFinishedSpans();
       if (done(spans)) return spans;
