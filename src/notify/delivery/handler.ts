@@ -69,7 +69,7 @@ export function createDeliveryHandler(deps: {
       return new RetryLater(error.retryAfterMs, error.message);
     }
     const reason = error instanceof ProviderError ? `${error.code}: ${error.message}` : describeError(error);
-    const tried = await repo.recordAttempt(notificationId, channel, {
+    const ofSchedule = await repo.recordAttempt(notificationId, channel, {
       at: clock.now(),
       error: reason,
       provider,
@@ -81,7 +81,7 @@ export function createDeliveryHandler(deps: {
     // The delivery's row counts its tries, the queue only those of the message it holds: a message
     // taken over mid-retry (its worker stopped, its partition handed to another) starts again at
     // the queue's attempt 1. Past a crash in the middle of a try the queue's count is the higher.
-    const attempt = Math.max(message.attempt, tried.ofSchedule);
+    const attempt = Math.max(message.attempt, ofSchedule);
     const last = attempt > deps.retryDelaysMs.length;
     await setStatus(message, { status: last ? 'dead_lettered' : 'queued', reason });
     if (attempt === message.attempt) return error instanceof Error ? error : new Error(String(error));

@@ -508,14 +508,14 @@ export function createNotifyRepository(database: Db, options: { prepare?: boolea
     ) => recordSentGroup({ notificationId, channel, ...sent }),
 
     /**
-     * Counts a provider try on the delivery and logs it. Answers the try's number and its number
-     * in the retry schedule (the tries since the delivery was last redriven).
+     * Counts a provider try on the delivery and logs it. Answers the try's number in the retry
+     * schedule (the tries since the delivery was last redriven).
      */
     async recordAttempt(
       notificationId: string,
       channel: Channel,
       attempt: { at: Date; error: string | null; provider: string | null },
-    ): Promise<{ number: number; ofSchedule: number }> {
+    ): Promise<number> {
       const counted = await db
         .updateTable('notification_deliveries')
         .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
@@ -528,7 +528,7 @@ export function createNotifyRepository(database: Db, options: { prepare?: boolea
         .insertInto('notification_attempts')
         .values({ notification_id: notificationId, channel, attempt: number, ...attempt })
         .execute();
-      return { number, ofSchedule: number - (counted?.attempt_base ?? 0) };
+      return number - (counted?.attempt_base ?? 0);
     },
 
     /** A dead-lettered delivery opened again (`queued`) with a fresh retry schedule. */
