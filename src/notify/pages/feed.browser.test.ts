@@ -131,3 +131,56 @@ for (const viewport of [
     await context.close();
   });
 }
+
+test('a live item is counted the moment it shows, before the server sends its count', {
+  skip,
+}, async () => {
+  const guest = await api<{ user_id: string; token: string }>(
+    'POST',
+    '/api/v1/guests',
+    { 'content-type': 'application/json' },
+    {},
+  );
+  await alert(guest.user_id, 'a new sign-in');
+  const context = await suite.browser.newContext();
+  await context.addInitScript(
+    ({ user, token }) => {
+      localStorage.setItem('booking.user_id', user);
+      localStorage.setItem('booking.user_token', token);
+    },
+    { user: guest.user_id, token: guest.token },
+  );
+  const page = await context.newPage();
+  // The first live stream carries one item and ends before its `unread` event (as when that
+  // event is still on its way); the reconnect a second later goes to the server.
+  let first = true;
+  await page.route('**/feed/events', async (route) => {
+    if (!first) return route.continue();
+    first = false;
+    const item = {
+      id: '00000000-0000-4000-8000-000000000001',
+      type: 'security_alert',
+      title: 'Security alert: a password change',
+      body: 'A password change',
+      link: null,
+      created_at: new Date().toISOString(),
+      seen_at: null,
+      read_at: null,
+      archived_at: null,
+      event_id: '1',
+    };
+    await route.fulfill({
+      status: 200,
+      headers: { 'content-type': 'text/event-stream' },
+      body: `event: item\ndata: ${JSON.stringify(item)}\n\n`,
+    });
+  });
+  await page.goto(`${suite.server.url}/notify/feed`);
+  const count = await page.waitForFunction(() => {
+    const feed = document.querySelector('notification-feed');
+    if (feed?.querySelectorAll('li.nf-item').length !== 2) return false;
+    return feed.querySelector('.nf-count')?.textContent;
+  });
+  assert.equal(await count.jsonValue(), '2 unread');
+  await context.close();
+});

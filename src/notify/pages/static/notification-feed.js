@@ -145,7 +145,12 @@ class NotificationFeed extends HTMLElement {
 
   #onEvent(event, data) {
     if (event === 'item') {
-      if (!this.#items.some((item) => item.id === data.id)) this.#items.unshift(data);
+      if (!this.#items.some((item) => item.id === data.id)) {
+        this.#items.unshift(data);
+        // Counted with the item it comes with, so list and count never disagree on screen; the
+        // server's `unread` event that follows sets the exact figure.
+        if (!data.read_at && !data.archived_at) this.#unread += 1;
+      }
       this.#render();
       this.dispatchEvent(new CustomEvent('notification', { detail: data }));
     } else if (event === 'unread') {
