@@ -96,9 +96,22 @@ function rawText(request: FastifyRequest, body: Buffer, done: (error: Error | nu
 function useCreateErrorHandler(scope: FastifyInstance) {
   scope.setErrorHandler((error: FastifyError, request, reply) => {
     const appError = createProblem(error);
+    if (appError.code === 'content_too_large' && drainable(request)) reply.removeHeader('connection');
     if (appError.status >= 500) request.log.error({ err: error, code: appError.code }, 'request failed');
     return sendProblem(reply, appError);
   });
+}
+
+/**
+ * Fastify refuses a body over the limit on its Content-Length and closes the connection, as the
+ * client may go on sending. But Node has already told an `Expect: 100-continue` upload (curl's,
+ * above 1 MB) to go on, so a close mid-upload shows curl's user "Broken pipe" instead of the 413.
+ * An upload a little over the limit is read to its end and dropped instead (Node reads what a
+ * handler left unread), and the answer arrives; anything larger still closes the connection.
+ */
+function drainable(request: FastifyRequest): boolean {
+  const length = Number(request.headers['content-length']);
+  return Number.isSafeInteger(length) && length <= 2 * MAX_CONTENT_BYTES;
 }
 
 /** What a create route answers for an error: the body parsers' limits and media types, then the rest. */
