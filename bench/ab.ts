@@ -5,6 +5,7 @@ import {
   load,
   mean,
   numberFlag,
+  pidsOf,
   pinSelf,
   processCpuMs,
   settle,
@@ -22,7 +23,8 @@ import { abArguments, loadScenario, type ScenarioApp, startScenarioApp } from '.
  * cycle in reverse order). The machine's speed swings by a third between separate runs here;
  * within a cycle it hardly moves, so B/A per cycle shows a change of a few per cent that separate
  * runs cannot. Also prints each app's own CPU time per request (user + system from /proc), which
- * moves less than throughput on a shared machine. A checkout is a directory with `src/main.ts`
+ * moves less than throughput on a shared machine, and with PostgreSQL, the database server's CPU
+ * time per request over the same load (every `postgres` process: the queries' cost). A checkout is a directory with `src/main.ts`
  * and its dependencies, e.g. `git worktree add /tmp/a 48de4ab && ln -s $PWD/node_modules /tmp/a/`.
  * Each measured load follows `--settle` seconds of unmeasured load on its target (`settle`).
  * Before the first cycle, each target gets `--warmup` seconds of load: a process's first seconds
@@ -45,6 +47,22 @@ interface Target {
   app?: ScenarioApp & { analyze(): Promise<void> };
   rates: number[];
   cpuPerRequest: number[];
+  /** The PostgreSQL server's CPU time per request while this target was loaded (all its processes). */
+  dbCpuPerRequest: number[];
+}
+
+/** CPU time of each PostgreSQL process on this machine so far, in ms, by pid: the queries' cost. */
+const databaseCpu = () => new Map(pidsOf('postgres').map((pid) => [pid, processCpuMs(pid)]));
+
+/**
+ * The PostgreSQL CPU time used since `before`: by the processes alive now (one started meanwhile
+ * from 0). A process that ended meanwhile (a pooled connection closed) is left out, rather than
+ * taking its whole life's time off.
+ */
+function databaseCpuSince(before: Map<number, number>): number {
+  let sum = 0;
+  for (const [pid, ms] of databaseCpu()) sum += Math.max(0, ms - (before.get(pid) ?? 0));
+  return sum;
 }
 
 const baselinePort = await freePort();
@@ -65,6 +83,7 @@ try {
       app,
       rates: [],
       cpuPerRequest: [],
+      dbCpuPerRequest: [],
     });
   }
   targets.push(
@@ -79,6 +98,7 @@ try {
       pid: baselineChild.pid,
       rates: [],
       cpuPerRequest: [],
+      dbCpuPerRequest: [],
     },
     ...apps,
   );
@@ -91,9 +111,11 @@ try {
       // Settled first, and only then the CPU count starts: the steady state alone is measured.
       await settle(target.options, settleSeconds);
       const cpuBefore = target.pid ? processCpuMs(target.pid) : 0;
+      const dbBefore = databaseCpu();
       const figures = await load(target.name, target.options);
       target.rates.push(figures.requestsPerSec);
       target.cpuPerRequest.push(target.pid ? (processCpuMs(target.pid) - cpuBefore) / figures.total : 0);
+      target.dbCpuPerRequest.push(databaseCpuSince(dbBefore) / figures.total);
     }
     console.log(
       `cycle ${cycle}: ${targets.map((t) => `${t.name} ${t.rates.at(-1)!.toFixed(0)} req/s`).join(', ')}`,
@@ -119,6 +141,9 @@ function report([baseline, a, b]: Target[]) {
       `${target.name} (${dir}): ratio to baseline ${list(ratios)}; mean ${mean(ratios).toFixed(3)}`,
     );
     console.log(`${target.name}: CPU ms per request ${list(target.cpuPerRequest)}`);
+    if (scenario.backends?.postgres) {
+      console.log(`${target.name}: PostgreSQL CPU ms per request ${list(target.dbCpuPerRequest)}`);
+    }
   }
   console.log(
     `B/A throughput: ${list(per(b.rates, a.rates))}; mean ${mean(per(b.rates, a.rates)).toFixed(3)}`,
@@ -126,4 +151,8 @@ function report([baseline, a, b]: Target[]) {
   console.log(
     `B/A CPU per request: ${list(per(b.cpuPerRequest, a.cpuPerRequest))}; mean ${mean(per(b.cpuPerRequest, a.cpuPerRequest)).toFixed(3)}`,
   );
+  if (scenario.backends?.postgres) {
+    const db = per(b.dbCpuPerRequest, a.dbCpuPerRequest);
+    console.log(`B/A PostgreSQL CPU per request: ${list(db)}; mean ${mean(db).toFixed(3)}`);
+  }
 }

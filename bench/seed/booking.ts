@@ -376,9 +376,13 @@ async function run(context: SeedContext): Promise<Record<string, string>> {
   await inChunks(context, 'booking days', PAST_DAYS + FUTURE_DAYS, (day) =>
     insertDay(context, day, perShow, size),
   );
-  // One row per user who ever held (the per-user caps count from it; src/booking/migrations 004).
+  // One row per user who ever held, with the bound on their live holds (the per-user caps count
+  // from it; src/booking/migrations 004 and 009).
   await context.client.query(
-    'insert into booking_hold_users (user_id, version) select user_id, count(*) from booking_holds group by user_id',
+    `insert into booking_hold_users (user_id, version, held, held_until)
+     select user_id, count(*), count(*) filter (where status = 'HELD'),
+       coalesce(max(expires_at) filter (where status = 'HELD'), '-infinity')
+     from booking_holds group by user_id`,
   );
   // Each movie's latest show per city, as the app keeps it when it adds shows (search reads it).
   await context.client.query(

@@ -197,6 +197,9 @@ export interface RemindersTable {
 export interface HoldUsersTable {
   user_id: string;
   version: Int8;
+  /** Holds made since `held_until` last passed: an upper bound on the live ones (migration 009). */
+  held: number;
+  held_until: Date;
 }
 
 export interface QueueEntriesTable {

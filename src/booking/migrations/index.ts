@@ -286,4 +286,22 @@ export const bookingMigrations: Migrations = {
         group by s.movie_id, t.city_id`.execute(db);
     },
   },
+  '009_hold_bound': {
+    async up(db: Kysely<unknown>) {
+      // An upper bound on the user's live holds, kept by the same bump as `version` (no write of
+      // its own): `held` holds made since `held_until` last passed (when every earlier one had
+      // ended), `held_until` the latest end among them. A claim counts the user's holds only when
+      // the bound could reach a cap. Started from the holds live now.
+      await sql`alter table booking_hold_users
+        add column held integer not null default 0,
+        add column held_until timestamptz not null default '-infinity'`.execute(db);
+      await sql`
+        insert into booking_hold_users (user_id, version, held, held_until)
+        select user_id, 0, count(*), max(expires_at) from booking_holds where status = 'HELD'
+        group by user_id
+        on conflict (user_id) do update set held = excluded.held, held_until = excluded.held_until`.execute(
+        db,
+      );
+    },
+  },
 };

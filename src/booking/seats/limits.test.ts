@@ -208,6 +208,47 @@ describe('the database decides the caps', () => {
     );
     assert.equal(await liveHolds(user), 3);
   });
+
+  test('with caps above 1, a user far under them is not counted, the bound is kept by the bump, and the caps still hold at their edge', async () => {
+    // perShow 3: a user's first three holds go uncounted (the bound stays within 3), the fourth is counted.
+    const raised = createSeatsRepository(t.adapters.database.db, { limits: { perShow: 3, perUser: 4 } });
+    const { showId } = await seedShow(t);
+    const bounds = async (user: string) => {
+      const { rows } = await sql<{ held: number; held_until: Date }>`select held, held_until
+        from booking_hold_users where user_id = ${user}`.execute(t.adapters.database.db);
+      return rows[0];
+    };
+    const fiveHolds = (user: string, row: string) =>
+      Promise.all([1, 2, 3, 4, 5].map((seat) => newHold(user, showId, `${row}${seat}`)));
+
+    // One claim after another: each bumps the bound when it could hold.
+    const alone = randomUUID();
+    const single: ClaimResult[] = [];
+    for (const hold of await fiveHolds(alone, 'A')) single.push(await raised.claimSeats(hold, t.clock.now()));
+    assert.equal(granted(single), 3, JSON.stringify(single));
+    assert.deepEqual(
+      single.slice(3).map((result) => result.limit?.onShow),
+      [3, 3],
+    );
+    assert.equal((await bounds(alone)).held, 3);
+
+    // Five holds of one user in one batch: the bound rises by five, and the batch counts that user.
+    const batched = randomUUID();
+    const holds = await fiveHolds(batched, 'B');
+    const many = await raised.claimMany(holds, t.clock.now());
+    assert.equal(granted(many), 3, JSON.stringify(many));
+    assert.deepEqual(await bounds(batched), { held: 5, held_until: holds[4].expires_at });
+    const next = await raised.claimMany([await newHold(batched, showId, 'B6')], t.clock.now());
+    assert.equal(next[0].limit?.onShow, 3, 'counted: its bound says it may be at the cap');
+
+    // Once every hold it counted has ended, the bound starts again at the next hold.
+    const user = randomUUID();
+    assert.equal(granted([await raised.claimSeats(await newHold(user, showId, 'D6'), t.clock.now())]), 1);
+    t.clock.advance(10 * 60_000 + 1);
+    const later = await newHold(user, showId, 'D7');
+    assert.equal(granted([await raised.claimSeats(later, t.clock.now())]), 1);
+    assert.deepEqual(await bounds(user), { held: 1, held_until: later.expires_at });
+  });
 });
 
 describe('per client address', () => {

@@ -60,6 +60,8 @@ const HOLD_COLUMNS = [
 export function createSeatsRepository(database: Db, options: { limits: HoldLimits }) {
   const db: BookingDb = database.withTables<BookingTables>();
   const { perShow, perUser } = options.limits;
+  // A user whose bound stays within both caps even with this claim's holds is not counted.
+  const minCap = Math.min(perShow, perUser);
 
   // Raw SQL: the arbiter, one statement of data-modifying CTEs that locks seats in seat order and counts the user's holds.
   /** One try of `claimSeats`; 'stale' when another hold of the user committed under it. */
@@ -73,9 +75,10 @@ export function createSeatsRepository(database: Db, options: { limits: HoldLimit
     }>`
       with settings as (select set_config('synchronous_commit', 'off', true)),
       seen as (
-        select coalesce((select version from booking_hold_users where user_id = ${hold.user_id}), 0) as version
+        select coalesce(max(version), 0) as version, coalesce(max(${bound(sql`v`, now)}), 0) as bound
+        from booking_hold_users v where user_id = ${hold.user_id}
       ),
-      live as (${liveHolds(sql`${hold.user_id}::uuid`, hold.show_id, now)}),
+      live as (${liveHolds(sql`${hold.user_id}::uuid`, hold.show_id, now, false, sql`(select bound from seen) + 1 > ${minCap}`)}),
       allowed as (select on_show < ${perShow} and total < ${perUser} as ok from live),
       wanted as (
         select seat_id from booking_show_seats
@@ -89,9 +92,9 @@ export function createSeatsRepository(database: Db, options: { limits: HoldLimit
         select count(*) = ${hold.seat_ids.length} as ok from wanted, settings
       ),
       counted as (
-        insert into booking_hold_users as u (user_id, version)
-        select ${hold.user_id}, 1 from verdict where verdict.ok
-        on conflict (user_id) do update set version = u.version + 1
+        insert into booking_hold_users as u (user_id, version, held, held_until)
+        select ${hold.user_id}, 1, 1, ${hold.expires_at}::timestamptz from verdict where verdict.ok
+        on conflict (user_id) do update set ${bump(sql`u`, now)}
         returning version
       ),
       fresh as (
@@ -193,7 +196,7 @@ export function createSeatsRepository(database: Db, options: { limits: HoldLimit
       if (holds.some((hold) => hold.show_id !== showId)) throw new Error('claimMany: one show per batch');
       const requested = [...new Set(holds.flatMap((hold) => hold.seat_ids))];
       const decided = await db.transaction().execute(async (trx) => {
-        const users = [...new Set(holds.map((hold) => hold.user_id))].sort();
+        const users = batchUsers(holds);
         // The users' change counters are bumped (in user order) only once every seat lock is
         // taken, so a batch waiting for seats holds no user's row; a counter that moved past
         // the snapshot's value means that user's count is stale, and their holds are left
@@ -212,15 +215,16 @@ export function createSeatsRepository(database: Db, options: { limits: HoldLimit
             for update
           ),
           users as (
-            select u.user_id, coalesce(v.version, 0) as version, l.on_show, l.total
-            from unnest(${users}::uuid[]) as u(user_id)
+            select u.user_id, u.n, u.until, coalesce(v.version, 0) as version, l.on_show, l.total
+            from unnest(${users.map((user) => user.id)}::uuid[], ${users.map((user) => user.n)}::int[],
+                ${users.map((user) => user.until)}::timestamptz[]) as u(user_id, n, until)
               left join booking_hold_users v on v.user_id = u.user_id
-              cross join lateral (${liveHolds(sql`u.user_id`, showId, now)}) l
+              cross join lateral (${liveHolds(sql`u.user_id`, showId, now, false, sql`coalesce(${bound(sql`v`, now)}, 0) + u.n > ${minCap}`)}) l
           ),
           counted as (
-            insert into booking_hold_users as b (user_id, version)
-            select user_id, 1 from users where (select count(*) from wanted) >= 0 order by user_id
-            on conflict (user_id) do update set version = b.version + 1
+            insert into booking_hold_users as b (user_id, version, held, held_until)
+            select user_id, 1, n, until from users where (select count(*) from wanted) >= 0 order by user_id
+            on conflict (user_id) do update set ${bump(sql`b`, now)}
             returning user_id, version
           )
           select seat_id::text as seat_id, null::jsonb as taken, null::jsonb as users from wanted
@@ -532,13 +536,51 @@ interface LiveRow {
  * with `which`, their ids. A claim counts them and names them only when it refuses (liveHoldsOf):
  * with the caps raised, a list read and parsed on every hold would grow with the user's holds.
  */
-function liveHolds(user: RawBuilder<unknown>, showId: string, now: Date, which = false) {
+function liveHolds(
+  user: RawBuilder<unknown>,
+  showId: string,
+  now: Date,
+  which = false,
+  onlyIf: RawBuilder<unknown> = sql`true`,
+) {
   const list = which
     ? sql`, coalesce(jsonb_agg(jsonb_build_object('id', h.id, 'show_id', h.show_id) order by h.created_at), '[]'::jsonb) as holds`
     : sql``;
+  // `onlyIf` names no column of `h`: PostgreSQL checks it once, and reads no hold when it is false.
   return sql`select count(*) filter (where h.show_id = ${showId})::int as on_show, count(*)::int as total${list}
     from booking_holds h
-    where h.user_id = ${user} and h.status = 'HELD' and h.expires_at > ${now}`;
+    where h.user_id = ${user} and h.status = 'HELD' and h.expires_at > ${now} and ${onlyIf}`;
+}
+
+/**
+ * The upper bound on a user's live holds that their `booking_hold_users` row (alias `row`) keeps:
+ * every hold that can still be live was made since `held_until` last passed, and `held` counts
+ * those (refused tries too: a bound may be high, never low).
+ */
+function bound(row: RawBuilder<unknown>, now: Date) {
+  return sql`case when ${row}.held_until > ${now} then ${row}.held else 0 end`;
+}
+
+/** The bump of a user's row by a claim of `excluded.held` holds ending by `excluded.held_until`. */
+function bump(row: RawBuilder<unknown>, now: Date) {
+  return sql`version = ${row}.version + 1,
+    held = case when ${row}.held_until > ${now} then ${row}.held else 0 end + excluded.held,
+    held_until = greatest(${row}.held_until, excluded.held_until)`;
+}
+
+/** A batch's users in user order (the order their rows are locked in), each with its holds' count and latest end. */
+function batchUsers(holds: NewHold[]) {
+  const users = new Map<string, { id: string; n: number; until: string }>();
+  for (const hold of holds) {
+    const until = hold.expires_at.toISOString();
+    const user = users.get(hold.user_id);
+    if (!user) users.set(hold.user_id, { id: hold.user_id, n: 1, until });
+    else {
+      user.n++;
+      if (until > user.until) user.until = until;
+    }
+  }
+  return [...users.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
 function liveOf(row: LiveRow | undefined): LiveHolds {
