@@ -248,6 +248,16 @@ describe('the database decides the caps', () => {
     const later = await newHold(user, showId, 'D7');
     assert.equal(granted([await raised.claimSeats(later, t.clock.now())]), 1);
     assert.deepEqual(await bounds(user), { held: 1, held_until: later.expires_at });
+
+    // A hold kept for its payment keeps the bound with it: past the hold's first end, its user
+    // (one per show) is still counted, and refused.
+    const paying = randomUUID();
+    const first = await newHold(paying, showId, 'E1');
+    assert.equal(granted([await repo().claimSeats(first, t.clock.now())]), 1);
+    await repo().extendHold(first.id, new Date(first.expires_at.getTime() + 10 * 60_000));
+    t.clock.advance(15 * 60_000);
+    const second = await repo().claimSeats(await newHold(paying, showId, 'E2'), t.clock.now());
+    assert.equal(second.limit?.onShow, 1, JSON.stringify(second));
   });
 });
 

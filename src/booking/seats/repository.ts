@@ -364,7 +364,10 @@ export function createSeatsRepository(database: Db, options: { limits: HoldLimit
       };
     },
 
-    /** Keeps a hold's seats while its payment is in flight (never shortens it). */
+    /**
+     * Keeps a hold's seats while its payment is in flight (never shortens it), and its user's
+     * bound with it: the bound counts a hold only until `held_until`.
+     */
     async extendHold(id: string, until: Date): Promise<void> {
       await db
         .with('extended', (qb) =>
@@ -373,7 +376,15 @@ export function createSeatsRepository(database: Db, options: { limits: HoldLimit
             .set((eb) => ({ expires_at: eb.fn<Date>('greatest', ['expires_at', eb.val(until)]) }))
             .where('id', '=', id)
             .where('status', '=', 'HELD')
-            .returning(['id', 'show_id', 'seat_ids']),
+            .returning(['id', 'show_id', 'seat_ids', 'user_id']),
+        )
+        .with('bounded', (qb) =>
+          qb
+            .updateTable('booking_hold_users as u')
+            .from('extended as e')
+            .set((eb) => ({ held_until: eb.fn<Date>('greatest', ['u.held_until', eb.val(until)]) }))
+            .whereRef('u.user_id', '=', 'e.user_id')
+            .returning('u.user_id'),
         )
         .updateTable('booking_show_seats as ss')
         .from('extended as e')

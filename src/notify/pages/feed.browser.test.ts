@@ -31,6 +31,25 @@ const alert = (userId: string, event: string) =>
     data: { event, occurred_at: '2026-03-01T09:30:00Z' },
   });
 
+/** A new guest, and a browser context signed in as them (the site's one guest identity). */
+async function signedInGuest(viewport?: { width: number; height: number }) {
+  const guest = await api<{ user_id: string; token: string }>(
+    'POST',
+    '/api/v1/guests',
+    { 'content-type': 'application/json' },
+    {},
+  );
+  const context = await suite.browser.newContext(viewport ? { viewport } : {});
+  await context.addInitScript(
+    ({ user, token }) => {
+      localStorage.setItem('booking.user_id', user);
+      localStorage.setItem('booking.user_token', token);
+    },
+    { user: guest.user_id, token: guest.token },
+  );
+  return { guest, context };
+}
+
 for (const viewport of [
   { name: 'desktop', width: 1280, height: 800 },
   { name: 'phone', width: 390, height: 844 },
@@ -38,26 +57,9 @@ for (const viewport of [
   test(`the feed at ${viewport.width}×${viewport.height}: live items, unread markers, keyboard mark-read`, {
     skip,
   }, async () => {
-    const guest = await api<{ user_id: string; token: string }>(
-      'POST',
-      '/api/v1/guests',
-      {
-        'content-type': 'application/json',
-      },
-      {},
-    );
+    const { guest, context } = await signedInGuest({ width: viewport.width, height: viewport.height });
     await alert(guest.user_id, 'a new sign-in');
     await alert(guest.user_id, 'a password change');
-    const context = await suite.browser.newContext({
-      viewport: { width: viewport.width, height: viewport.height },
-    });
-    await context.addInitScript(
-      ({ user, token }) => {
-        localStorage.setItem('booking.user_id', user);
-        localStorage.setItem('booking.user_token', token);
-      },
-      { user: guest.user_id, token: guest.token },
-    );
     const page = await context.newPage();
     const errors: string[] = [];
     page.on('console', (message) => {
@@ -135,21 +137,8 @@ for (const viewport of [
 test('a live item is counted the moment it shows, before the server sends its count', {
   skip,
 }, async () => {
-  const guest = await api<{ user_id: string; token: string }>(
-    'POST',
-    '/api/v1/guests',
-    { 'content-type': 'application/json' },
-    {},
-  );
+  const { guest, context } = await signedInGuest();
   await alert(guest.user_id, 'a new sign-in');
-  const context = await suite.browser.newContext();
-  await context.addInitScript(
-    ({ user, token }) => {
-      localStorage.setItem('booking.user_id', user);
-      localStorage.setItem('booking.user_token', token);
-    },
-    { user: guest.user_id, token: guest.token },
-  );
   const page = await context.newPage();
   // The first live stream carries one item and ends before its `unread` event (as when that
   // event is still on its way); the reconnect a second later goes to the server.
