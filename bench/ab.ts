@@ -24,8 +24,9 @@ import { abArguments, loadScenario, type ScenarioApp, startScenarioApp } from '.
  * within a cycle it hardly moves, so B/A per cycle shows a change of a few per cent that separate
  * runs cannot. Also prints each app's own CPU time per request (user + system from /proc), which
  * moves less than throughput on a shared machine, and with PostgreSQL, the database server's CPU
- * time per request over the same load (every `postgres` process: the queries' cost). A checkout is a directory with `src/main.ts`
- * and its dependencies, e.g. `git worktree add /tmp/a 48de4ab && ln -s $PWD/node_modules /tmp/a/`.
+ * time per request over the same load (every `postgres` process: the queries' cost). A checkout
+ * is a directory with `src/main.ts` and its dependencies, e.g.
+ * `git worktree add /tmp/a 48de4ab && ln -s $PWD/node_modules /tmp/a/`.
  * Each measured load follows `--settle` seconds of unmeasured load on its target (`settle`).
  * Before the first cycle, each target gets `--warmup` seconds of load: a process's first seconds
  * under load cost more per request (compilation, heap sizing), and what is measured is a service
