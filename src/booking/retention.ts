@@ -11,7 +11,8 @@ const REMINDER_LEAD_MS = 24 * 3_600_000;
  * The booking tables that grow with traffic, each with what it keeps (README, "Retention").
  * Bookings, their payments and the shows themselves are business records and are not here.
  * `booking_hold_users` is not either: one row per user who ever held, the change counter a
- * concurrent claim compares, which a delete would reset (README).
+ * concurrent claim compares and the bound on the user's live holds, which a delete would reset
+ * (README).
  */
 export function bookingRetention(database: Db, windows: BookingRetentionSettings): RetentionPolicy[] {
   const db: BookingDb = database.withTables<BookingTables>();
