@@ -575,7 +575,7 @@ function bound(row: RawBuilder<unknown>, now: Date) {
 /** The bump of a user's row by a claim of `excluded.held` holds ending by `excluded.held_until`. */
 function bump(row: RawBuilder<unknown>, now: Date) {
   return sql`version = ${row}.version + 1,
-    held = case when ${row}.held_until > ${now} then ${row}.held else 0 end + excluded.held,
+    held = ${bound(row, now)} + excluded.held,
     held_until = greatest(${row}.held_until, excluded.held_until)`;
 }
 
