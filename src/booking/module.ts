@@ -67,6 +67,7 @@ export const bookingModule = {
     });
     const safeSeatsRepo = createSeatsRepository(deps.database.db, {
       limits: { perShow: settings.holdsPerUserShow, perUser: settings.holdsPerUser },
+      prepare: deps.database.kind === 'postgres',
     });
     const seatsRepo = seams.seatsRepository?.(safeSeatsRepo, deps) ?? safeSeatsRepo;
     const safeWaitingRoomRepo = createWaitingRoomRepository(deps.database.db);

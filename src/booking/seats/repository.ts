@@ -1,5 +1,6 @@
 import { type RawBuilder, type Selectable, sql } from 'kysely';
 import type { Db } from '../../platform/db/index.ts';
+import { createStatements } from '../../platform/db/prepared.ts';
 import type { BookingDb, BookingTables } from '../tables.ts';
 
 /** A hold as stored, its total in minor units. */
@@ -57,8 +58,11 @@ const HOLD_COLUMNS = [
   'release_reason',
 ] as const;
 
-export function createSeatsRepository(database: Db, options: { limits: HoldLimits }) {
+export function createSeatsRepository(database: Db, options: { limits: HoldLimits; prepare?: boolean }) {
   const db: BookingDb = database.withTables<BookingTables>();
+  // The claims are long statements of fixed text: prepared, each connection plans them once.
+  const prepared = (executor: BookingDb) => createStatements(executor, options.prepare ?? false).query;
+  const run = prepared(db);
   const { perShow, perUser } = options.limits;
   // A user whose bound stays within both caps even with this claim's holds is not counted.
   const minCap = Math.min(perShow, perUser);
@@ -66,13 +70,15 @@ export function createSeatsRepository(database: Db, options: { limits: HoldLimit
   // Raw SQL: the arbiter, one statement of data-modifying CTEs that locks seats in seat order and counts the user's holds.
   /** One try of `claimSeats`; 'stale' when another hold of the user committed under it. */
   async function claimOnce(hold: NewHold, now: Date): Promise<ClaimResult | 'stale'> {
-    const { rows } = await sql<{
-      ok: boolean;
-      allowed: boolean;
-      locked: boolean;
-      live: LiveRow;
-      taken: TakenRow[];
-    }>`
+    const rows = await run(
+      'booking_claim',
+      sql<{
+        ok: boolean;
+        allowed: boolean;
+        locked: boolean;
+        live: LiveRow;
+        taken: TakenRow[];
+      }>`
       with settings as (select set_config('synchronous_commit', 'off', true)),
       seen as (
         select coalesce(max(version), 0) as version, coalesce(max(${bound(sql`v`, now)}), 0) as bound
@@ -118,7 +124,8 @@ export function createSeatsRepository(database: Db, options: { limits: HoldLimit
         (select ok from allowed) as allowed,
         coalesce((select ok from verdict), false) as locked,
         (select to_jsonb(live) from live) as live,
-        ${takenRows(hold.show_id, hold.seat_ids, sql`(select seat_id from wanted)`)} as taken`.execute(db);
+        ${takenRows(hold.show_id, hold.seat_ids, sql`(select seat_id from wanted)`)} as taken`,
+    );
     const result = rows[0];
     if (result?.ok) return { taken: [], closed: false };
     if (result && !result.allowed)
@@ -201,11 +208,14 @@ export function createSeatsRepository(database: Db, options: { limits: HoldLimit
         // taken, so a batch waiting for seats holds no user's row; a counter that moved past
         // the snapshot's value means that user's count is stale, and their holds are left
         // undecided here (`retry`).
-        const { rows: locked } = await sql<{
-          seat_id: string;
-          taken: TakenRow[] | null;
-          users: (LiveRow & { user_id: string; fresh: boolean })[] | null;
-        }>`
+        const runInTransaction = prepared(trx);
+        const locked = await runInTransaction(
+          'booking_claim_batch',
+          sql<{
+            seat_id: string;
+            taken: TakenRow[] | null;
+            users: (LiveRow & { user_id: string; fresh: boolean })[] | null;
+          }>`
           with settings as (select set_config('synchronous_commit', 'off', true)),
           wanted as (
             select seat_id from booking_show_seats
@@ -233,7 +243,8 @@ export function createSeatsRepository(database: Db, options: { limits: HoldLimit
             (select jsonb_agg(jsonb_build_object('user_id', u.user_id, 'fresh', c.version = u.version + 1,
                 'on_show', u.on_show, 'total', u.total))
               from users u join counted c on c.user_id = u.user_id)
-          from settings`.execute(trx);
+          from settings`,
+        );
         const free = new Set<string>();
         let taken: TakenRow[] = [];
         const counts = new Map<string, UserCount>();
@@ -248,7 +259,9 @@ export function createSeatsRepository(database: Db, options: { limits: HoldLimit
         const { results, granted } = decideBatch(holds, { free, taken, counts, limits: options.limits, now });
         if (granted.length > 0) {
           const seats = granted.flatMap((hold) => hold.seat_ids.map((id) => ({ id, hold })));
-          const { rows } = await sql<{ claimed: number; inserted: number }>`
+          const rows = await runInTransaction(
+            'booking_claim_batch_write',
+            sql<{ claimed: number; inserted: number }>`
             with claimed as (
               update booking_show_seats ss set status = 'HELD', hold_id = c.hold_id, held_until = c.held_until
               from unnest(${seats.map((seat) => seat.id)}::uuid[], ${seats.map((seat) => seat.hold.id)}::uuid[],
@@ -266,8 +279,7 @@ export function createSeatsRepository(database: Db, options: { limits: HoldLimit
                 seats jsonb, total_minor int8, expires_at timestamptz, created_at timestamptz)
               returning id
             )
-            select (select count(*)::int from claimed) as claimed, (select count(*)::int from inserted) as inserted`.execute(
-            trx,
+            select (select count(*)::int from claimed) as claimed, (select count(*)::int from inserted) as inserted`,
           );
           // Every granted seat was locked above, so this cannot differ; if it did, roll back and
           // let each hold be decided alone.
