@@ -16,12 +16,12 @@ import holdScenario, {
  * the arbiter's conditional UPDATE in a transaction, cache drop). `booking-hold` sells its show
  * out in the warm-up and then measures the refusals of a sold-out show.
  *
- * The seats are handed out in order over 24 hot shows of 12,000 seats (every client admitted to
+ * The seats are handed out in order over 48 hot shows of 12,000 seats (every client admitted to
  * each), a request's seats always in one show; past the last show the run starts over from the
  * first, whose seats are held by then, and `verify` says how many requests that was.
  */
 const CLIENTS = HOLD_LOAD.connections;
-const SHOWS = 24;
+const SHOWS = 48;
 const ROWS = 120;
 const SEATS_PER_ROW = 100;
 const SEATS = ROWS * SEATS_PER_ROW;
