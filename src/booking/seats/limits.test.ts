@@ -11,6 +11,7 @@ import {
   seedShow,
 } from '../../../test/support/booking.ts';
 import { TEST_CARDS } from '../../payments/api.ts';
+import { createBookingsRepository } from '../bookings/repository.ts';
 import { createHoldBatcher } from './hold-batch.ts';
 import { type ClaimResult, createSeatsRepository, type NewHold } from './repository.ts';
 
@@ -258,6 +259,26 @@ describe('the database decides the caps', () => {
     t.clock.advance(15 * 60_000);
     const second = await repo().claimSeats(await newHold(paying, showId, 'E2'), t.clock.now());
     assert.equal(second.limit?.onShow, 1, JSON.stringify(second));
+  });
+
+  test('a declined payment that gives its hold a later end (BOOKING_HOLD_MS raised meanwhile) keeps its user counted', async () => {
+    const { showId } = await seedShow(t);
+    const user = randomUUID();
+    const hold = await holdAs(user, showId, ['C3']);
+    assert.equal(hold.statusCode, 201, hold.body);
+    const pending = await book(t, { hold_id: hold.json().hold_id, user_id: user }, TEST_CARDS.noAnswer);
+    assert.equal(pending.statusCode, 202, pending.body);
+    // The decline as settled by a process whose holds last an hour.
+    const declined = await createBookingsRepository(t.adapters.database.db).settleFailure(
+      pending.json().booking_id,
+      pending.json().payment_id,
+      'card_declined',
+      t.clock.now(),
+      (heldAt) => new Date(heldAt.getTime() + 60 * 60_000),
+    );
+    assert.equal(declined?.kind, 'declined');
+    t.clock.advance(30 * 60_000);
+    assertProblem(await holdAs(user, showId, ['C4']), 409, 'hold_limit');
   });
 });
 
