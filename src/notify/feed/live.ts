@@ -20,8 +20,8 @@ const PAGE = 200;
  */
 export function createLiveFeed(deps: {
   pubsub: PubSub;
-  sse: SseHub;
-  repo: FeedRepository;
+  sse: Pick<SseHub, 'open'>;
+  repo: Pick<FeedRepository, 'after' | 'lastSeq' | 'unread'>;
   log: FastifyBaseLogger;
   pollMs: number;
 }) {
@@ -38,7 +38,11 @@ export function createLiveFeed(deps: {
       let last = lastEventId;
       let running = false;
       let dirty = false;
-      let started = false;
+      // The page is owed an unread count: at the start, and after new items.
+      let owed = true;
+      // Marks announced to this stream so far: an unread count read while one arrived may predate
+      // it (and the count the mark's own answer and `state` event gave the page), so it is read again.
+      let marks = 0;
       const pump = () => {
         dirty = true;
         if (running || last === undefined) return;
@@ -53,9 +57,14 @@ export function createLiveFeed(deps: {
                 last = String(row.seq);
               }
               if (rows.length === PAGE) dirty = true;
-              if (rows.length > 0 || !started) {
-                started = true;
-                stream.send('unread', { unread: await repo.unread(userId) });
+              if (rows.length > 0) owed = true;
+              if (owed) {
+                const before = marks;
+                const unread = await repo.unread(userId);
+                if (marks === before) {
+                  owed = false;
+                  stream.send('unread', { unread });
+                } else dirty = true;
               }
             } catch (error) {
               deps.log.warn({ err: error, userId }, 'feed stream not refreshed');
@@ -68,6 +77,7 @@ export function createLiveFeed(deps: {
         // This channel carries only what the feed provider and service announce.
         const announced = message as FeedAnnouncement;
         if (announced.kind === 'state') {
+          marks++;
           const { kind: _, ...change } = announced;
           stream.send('state', change);
         } else pump();
