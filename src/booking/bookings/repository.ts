@@ -374,16 +374,17 @@ export function createBookingsRepository(database: Db) {
             .set({ expires_at: endsAt })
             .where('id', '=', booking.hold_id)
             .execute();
+          await seatsOfHold(tx, booking.hold_id)
+            .set({ held_until: endsAt })
+            .where('ss.status', '=', 'HELD')
+            .execute();
           // The user's hold bound must outlast the hold (a raised BOOKING_HOLD_MS can move its end
-          // past the bound's), or the caps would stop counting a live hold.
+          // past the bound's), or the caps would stop counting a live hold. Written after the
+          // seats: claims lock seats first, then the user's row.
           await tx
             .updateTable('booking_hold_users')
             .set((eb) => ({ held_until: eb.fn<Date>('greatest', ['held_until', eb.val(endsAt)]) }))
             .where('user_id', '=', booking.user_id)
-            .execute();
-          await seatsOfHold(tx, booking.hold_id)
-            .set({ held_until: endsAt })
-            .where('ss.status', '=', 'HELD')
             .execute();
           const row = await tx
             .updateTable('booking_bookings')
