@@ -1,4 +1,5 @@
 import { type ExpressionBuilder, type Insertable, type Kysely, sql, type Transaction } from 'kysely';
+import { compiledOnce } from '../platform/db/compiled-once.ts';
 import { createGroup } from '../platform/db/group.ts';
 import type { Db } from '../platform/db/index.ts';
 import type { PaymentPurpose, PaymentStatus } from './api.ts';
@@ -24,6 +25,21 @@ export type NewPayment = Required<
     | 'updated_at'
   >
 > & { status: 'PENDING' };
+
+const NEW_PAYMENT_COLUMNS = [
+  'id',
+  'purpose',
+  'reference',
+  'description',
+  'amount_minor',
+  'currency',
+  'status',
+  'allow_retry',
+  'idempotency_key',
+  'return_url',
+  'created_at',
+  'updated_at',
+] as const satisfies readonly (keyof NewPayment)[];
 
 export type PaymentsDb = Kysely<PaymentsTables>;
 type Executor = PaymentsDb | Transaction<PaymentsTables>;
@@ -52,15 +68,25 @@ const failedFields = (failure: Failure, now: Date) =>
 export function createPaymentsRepository(database: Db) {
   const db: PaymentsDb = database.withTables<PaymentsTables>();
 
-  const insertRows = (rows: NewPayment[]) =>
+  /**
+   * A batch's rows travel as one JSON parameter that PostgreSQL reads back as payment rows, so the
+   * statement is the same whatever the batch size, and is built and compiled once.
+   */
+  const insertJson = compiledOnce(1, (rows: string) =>
     db
       .insertInto('payments')
-      .values(rows)
+      .columns(NEW_PAYMENT_COLUMNS)
+      .expression(
+        db
+          .selectFrom(sql<NewPayment>`jsonb_populate_recordset(null::payments, ${rows}::jsonb)`.as('r'))
+          .select(NEW_PAYMENT_COLUMNS),
+      )
       .onConflict((oc) =>
         oc.columns(['purpose', 'idempotency_key']).where('idempotency_key', 'is not', null).doNothing(),
       )
-      .returningAll()
-      .execute();
+      .returningAll(),
+  );
+  const insertRows = async (rows: NewPayment[]) => (await insertJson(db, JSON.stringify(rows))).rows;
 
   /**
    * Inserts arriving together go in one statement and one commit (group commit: parking exits
