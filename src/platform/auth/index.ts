@@ -6,7 +6,7 @@ import { rateLimitHeaders } from '../ratelimit/headers.ts';
 import type { RateLimiter, RatePolicy } from '../ratelimit/index.ts';
 import { type Access, describeAccess, SCHEMES, type SecurityScheme, securityOf } from './access.ts';
 import { type Caller, PUBLIC_CALLER, sameUser } from './caller.ts';
-import { grants, grantsByDigest, type KeyGrant, keyDigest } from './keys.ts';
+import { grants, type KeyGrants, keyDigest, keyGrants } from './keys.ts';
 import { createStaffSessions, type StaffSession, type StaffSessions } from './sessions.ts';
 import { createUserTokens, type UserTokens } from './user-tokens.ts';
 
@@ -55,8 +55,8 @@ export function registerAuth(
   const { config, limiter, clock } = deps;
   const userTokens = createUserTokens(config.secret);
   const sessions = createStaffSessions(config.secret, () => clock.now());
-  const services = grantsByDigest(config.serviceKeys);
-  const operators = grantsByDigest(config.operatorKeys);
+  const services = keyGrants(config.serviceKeys);
+  const operators = keyGrants(config.operatorKeys);
   const adminDigest = keyDigest(config.adminApiKey);
   const accountSchemes = new Map<string, AccountScheme>();
   const blockedUntil = new Map<string, number>();
@@ -251,9 +251,8 @@ export function registerAuth(
   }
 
   async function signIn(request: FastifyRequest, key: string): Promise<Staff | undefined> {
-    const digest = keyDigest(key);
-    if (digest === adminDigest) return { kind: 'admin', name: 'admin', scopes: ['admin'] };
-    const grant = operators.get(digest);
+    if (keyDigest(key) === adminDigest) return { kind: 'admin', name: 'admin', scopes: ['admin'] };
+    const grant = operators.find(key);
     if (grant) return { kind: 'operator', name: grant.name, scopes: [...grant.scopes] };
     await failed(request.ip).catch((error: AppError) => {
       if (error.status === 429) throw error;
@@ -352,11 +351,11 @@ function tooManyFailures(resetMs: number) {
 /** A service or operator key as presented: its caller, 'scope' (right key, not this scope) or 'invalid'. */
 function scopedKey(
   kind: 'service' | 'operator',
-  byDigest: ReadonlyMap<string, KeyGrant>,
+  keys: KeyGrants,
   presented: string | string[],
   scope: string,
 ): Caller | 'invalid' | 'scope' {
-  const grant = byDigest.get(keyDigest(String(presented)));
+  const grant = keys.find(String(presented));
   if (!grant) return 'invalid';
   return grants(grant, scope) ? { kind, name: grant.name, scopes: grant.scopes } : 'scope';
 }

@@ -73,8 +73,29 @@ export function keyDigest(key: string): string {
   return hash('sha256', key, 'base64url');
 }
 
-export function grantsByDigest(grants: readonly KeyGrant[]): Map<string, KeyGrant> {
-  return new Map(grants.map((grant) => [keyDigest(grant.key), grant]));
+/** The configured keys of one kind, found by what a caller presented. */
+export interface KeyGrants {
+  find(presented: string): KeyGrant | undefined;
+}
+
+/**
+ * Keys are found by their digest (above), and a key once found is remembered by its text: a panel
+ * or a service sends the same key on every request, and the digest is the dearest step of its
+ * check. Only right keys are remembered, so the map holds at most the configured keys, and a
+ * lookup by a wrong key compares strings only on a collision of V8's seeded string hashes.
+ */
+export function keyGrants(grants: readonly KeyGrant[]): KeyGrants {
+  const byDigest = new Map(grants.map((grant) => [keyDigest(grant.key), grant]));
+  const proven = new Map<string, KeyGrant>();
+  return {
+    find(presented) {
+      const known = proven.get(presented);
+      if (known !== undefined) return known;
+      const grant = byDigest.get(keyDigest(presented));
+      if (grant !== undefined) proven.set(presented, grant);
+      return grant;
+    },
+  };
 }
 
 export function grants(grant: Pick<KeyGrant, 'scopes'>, scope: string): boolean {

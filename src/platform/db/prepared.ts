@@ -125,9 +125,9 @@ class PreparingClient implements PostgresPoolClient {
     if (typeof sql !== 'string') throw new Error('streaming queries are not configured');
     const name = preparedNames.get(sql);
     const values = [...parameters];
-    const result = this.#client.query(
-      name === undefined ? { text: sql, values } : { name, text: sql, values },
-    );
+    // A text with its values apart, unless named: pg copies a query config object on every call.
+    const result =
+      name === undefined ? this.#client.query(sql, values) : this.#client.query({ name, text: sql, values });
     // pg types `command` as any string; Kysely lists the tags it acts on, which pg reports as sent.
     return result as Promise<PostgresQueryResult<R>>;
   }
