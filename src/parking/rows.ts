@@ -87,15 +87,23 @@ export function createTicketReads(db: ParkingDb) {
      * paid ticket that had it (a receipt asked for after the exit), in the live tables or the archive.
      */
     async ticketIdByCode(code: string): Promise<string | undefined> {
-      const live = await db
+      // One index each: the vehicles inside (unique), the paid tickets, the archive.
+      const inside = await db
         .selectFrom('parking_tickets')
         .select('id')
         .where('code', '=', code)
-        .orderBy(sql`status in ('ACTIVE', 'LOST')`, 'desc')
+        .where(sql<boolean>`status in ('ACTIVE', 'LOST')`)
+        .executeTakeFirst();
+      if (inside) return inside.id;
+      const paid = await db
+        .selectFrom('parking_tickets')
+        .select('id')
+        .where('code', '=', code)
+        .where(sql<boolean>`status = 'PAID'`)
         .orderBy('entry_time', 'desc')
         .limit(1)
         .executeTakeFirst();
-      if (live) return live.id;
+      if (paid) return paid.id;
       const archived = await db
         .selectFrom('parking_tickets_archive')
         .select('id')

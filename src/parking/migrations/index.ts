@@ -218,4 +218,13 @@ export const parkingMigrations: Migrations = {
         where status in ('PENDING', 'COMPLETED') or (status = 'FAILED' and retryable)`.execute(db);
     },
   },
+  '006_paid_code_index': {
+    async up(db: Kysely<unknown>) {
+      // A code is looked up among the vehicles inside (the unique index) and then among the paid
+      // tickets: the second index holds the paid ones only, so an entry writes one code index, not two.
+      await sql`drop index parking_tickets_code`.execute(db);
+      await sql`create index parking_tickets_code_paid on parking_tickets (code, entry_time)
+        where status = 'PAID'`.execute(db);
+    },
+  },
 };
