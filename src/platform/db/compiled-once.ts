@@ -20,12 +20,13 @@ class Slot {
  * costs, and a hot read or write has the same shape on every call: the builder keeps the query
  * typed and readable, and the hot path pays for it once.
  *
- * `build` is called once, with a stand-in for each argument. It must hand each argument to the
- * builder as a value (`where('id', '=', id)`, `` sql`any(${ids}::uuid[])` ``), never look at it
- * or branch on it, so that the statement's text cannot depend on the values: an array travels as
- * one parameter (`= any(…)`), never as an `in (…)` list, whose length would change the text. The
- * first call refuses an argument that does not reach the statement as a parameter, and a text
- * other than the one its own values build (which an `in` list always gives).
+ * `build` runs on the first call only: with a stand-in for each argument, then with that call's
+ * values to check the text. It must hand each argument to the builder as a value
+ * (`where('id', '=', id)`, `` sql`any(${ids}::uuid[])` ``), never look at it or branch on it, so
+ * that the statement's text cannot depend on the values: an array travels as one parameter
+ * (`= any(…)`), never as an `in (…)` list, whose length would change the text. The first call
+ * refuses an argument that does not reach the statement as a parameter, and a text other than
+ * the one its own values build (which an `in` list always gives).
  */
 export function compiledOnce<Args extends unknown[], Row>(
   arity: Args['length'],
