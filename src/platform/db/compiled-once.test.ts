@@ -29,6 +29,9 @@ before(async () => {
 });
 after(() => database.close());
 
+const nameOf = async (id: number) =>
+  (await db.selectFrom('compiled_once_items').select('name').where('id', '=', id).executeTakeFirst())?.name;
+
 test('a query built on its first call answers each call with its own values, and is not built again', async () => {
   let builds = 0;
   const named = compiledOnce(2, (ids: number[], tag: string) => {
@@ -64,19 +67,9 @@ test('a compiled write runs in a transaction given to it, and its count comes ba
       throw new Error('roll back');
     })
     .catch(() => undefined);
-  const row = await db
-    .selectFrom('compiled_once_items')
-    .select('name')
-    .where('id', '=', 3)
-    .executeTakeFirst();
-  assert.equal(row?.name, 'three');
+  assert.equal(await nameOf(3), 'three');
   assert.equal((await rename(db, 1, 'eins')).numAffectedRows, 1n);
-  const renamed = await db
-    .selectFrom('compiled_once_items')
-    .select('name')
-    .where('id', '=', 1)
-    .executeTakeFirst();
-  assert.equal(renamed?.name, 'eins');
+  assert.equal(await nameOf(1), 'eins');
 });
 
 test('an argument that would change the text, or is not a parameter, is refused on the first call', async () => {
