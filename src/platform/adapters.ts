@@ -81,7 +81,7 @@ export async function createAdapters(
 
     const plainQueue = config.natsUrl
       ? await createJetStreamQueue(config.natsUrl, clock, { namespace: config.namespace, ...options.queue })
-      : createPostgresQueue(database.db, clock);
+      : createPostgresQueue(database.db, clock, { pubsub });
     closers.unshift(() => plainQueue.close());
     const queue = tracing ? tracing.queue(plainQueue) : plainQueue;
 

@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { sql } from 'kysely';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/index.ts';
+import type { PubSub } from '../pubsub/index.ts';
 import type { ConsumeOptions, Consumer, DeadLetter, Handler, Queue, QueueMessage } from './index.ts';
 import { type ClaimedRow, createMessageLeases } from './postgres/lease.ts';
 import { createRowProcessor } from './postgres/processor.ts';
@@ -11,9 +13,19 @@ export interface PostgresQueueOptions {
   dedupWindowMs?: number;
   /** How long a claimed message stays invisible to others before it counts as abandoned. */
   leaseMs?: number;
-  /** Idle polling interval; a publish in this process wakes its consumers at once. */
+  /**
+   * How often an idle consumer looks for work nothing told it about: a lease run out (its
+   * consumer died), a publish by a process that shares no pub/sub with this one. A publish in
+   * this process, a retry coming due and, through `pubsub`, a publish in another process wake
+   * the consumers at once.
+   */
   pollMs?: number;
+  /** Pub/sub shared by the processes on this database (Redis): their publishes wake this one's consumers. */
+  pubsub?: PubSub;
 }
+
+/** The pub/sub channel on which processes announce topics that have new messages. */
+const READY_CHANNEL = 'queue.ready';
 
 /**
  * The embedded queue: one Postgres table claimed with `FOR UPDATE SKIP LOCKED`. Only the
@@ -25,12 +37,15 @@ export interface PostgresQueueOptions {
 export function createPostgresQueue(db: Db, clock: Clock, options: PostgresQueueOptions = {}): Queue {
   const dedupWindowMs = options.dedupWindowMs ?? 24 * 3600_000;
   const leaseMs = options.leaseMs ?? 30_000;
-  const pollMs = options.pollMs ?? 100;
+  // An idle consumer costs a claim statement per poll: a short interval kept an idle embedded
+  // server busy, and every wake that matters comes as an event.
+  const pollMs = options.pollMs ?? 2000;
   const events = new EventEmitter();
   const wake = new EventEmitter();
   wake.setMaxListeners(0);
   const consumers = new Set<Consumer>();
   let lastDedupPurge = 0;
+  const announcer = createAnnouncer(options.pubsub, wake, (error) => events.emit('error', error));
 
   const at = (offsetMs = 0) => new Date(clock.now().getTime() + offsetMs);
 
@@ -58,7 +73,14 @@ export function createPostgresQueue(db: Db, clock: Clock, options: PostgresQueue
       retryDelaysMs: opts.retryDelaysMs,
       signal: abort.signal,
       events,
+      retryDue: (delayMs) => {
+        clock.sleep(delayMs, abort.signal).then(
+          () => wake.emit(topic),
+          () => {},
+        );
+      },
     });
+    announcer.listen();
     const loop = runClaimLoop({
       topic,
       concurrency: opts.concurrency ?? 10,
@@ -96,7 +118,7 @@ export function createPostgresQueue(db: Db, clock: Clock, options: PostgresQueue
         ${message.traceContext ? JSON.stringify(message.traceContext) : null}::jsonb, ${now}, ${now}
       from fresh
       returning id`.execute(db);
-    if (rows.length > 0) wake.emit(topic);
+    if (rows.length > 0) announcer.ready(topic);
     return { duplicate: rows.length === 0 };
   }
 
@@ -132,7 +154,7 @@ export function createPostgresQueue(db: Db, clock: Clock, options: PostgresQueue
         set status = 'ready', attempt = 0, visible_at = ${at()}, dead_at = null, lease_until = null
         where id = ${BigInt(deadLetterId)} and topic = ${topic} and status = 'dead'`.execute(db);
       const changed = Number(result.numAffectedRows ?? 0n) > 0;
-      if (changed) wake.emit(topic);
+      if (changed) announcer.ready(topic);
       return changed;
     },
     async depth(topic) {
@@ -145,6 +167,48 @@ export function createPostgresQueue(db: Db, clock: Clock, options: PostgresQueue
     },
     async close() {
       await Promise.all([...consumers].map((consumer) => consumer.stop()));
+      await announcer.close();
+    },
+  };
+}
+
+/**
+ * Tells consumers that a topic has new messages: this process's at once; with a shared pub/sub,
+ * the other processes' too, in one message per tick for all the topics published meanwhile (a
+ * batch of a thousand sends one). A process ignores its own announcements, which it has acted on.
+ */
+function createAnnouncer(pubsub: PubSub | undefined, wake: EventEmitter, onError: (error: unknown) => void) {
+  const shared = pubsub?.kind === 'memory' ? undefined : pubsub;
+  const self = randomUUID();
+  const pending = new Set<string>();
+  let unsubscribe: Promise<() => Promise<void>> | undefined;
+
+  const flush = () => {
+    const topics = [...pending];
+    pending.clear();
+    shared?.publish(READY_CHANNEL, { from: self, topics }).catch(onError);
+  };
+
+  return {
+    ready(topic: string) {
+      wake.emit(topic);
+      if (!shared) return;
+      if (pending.size === 0) setImmediate(flush);
+      pending.add(topic);
+    },
+    /** Starts hearing other processes' announcements (once, with the first consumer). */
+    listen() {
+      if (!shared || unsubscribe) return;
+      unsubscribe = shared.subscribe(READY_CHANNEL, (message) => {
+        const { from, topics } = message as { from: string; topics: string[] };
+        if (from === self) return;
+        for (const topic of topics) wake.emit(topic);
+      });
+      unsubscribe.catch(onError);
+    },
+    async close() {
+      const stop = await unsubscribe?.catch(() => undefined);
+      await stop?.();
     },
   };
 }

@@ -22,6 +22,7 @@ let topics = 0;
 
 /** Publishes one message, claims it and runs `handler` on it; answers the row afterwards and the outcomes. */
 async function processOne(handler: Handler<unknown>, retryDelaysMs = [1000]) {
+  const due: number[] = [];
   const topic = `processor-${++topics}`;
   const clock = createTestClock();
   const at = (offsetMs = 0) => new Date(clock.now().getTime() + offsetMs);
@@ -39,6 +40,7 @@ async function processOne(handler: Handler<unknown>, retryDelaysMs = [1000]) {
     retryDelaysMs,
     signal: new AbortController().signal,
     events,
+    retryDue: (delayMs) => due.push(delayMs),
   });
   await queue.publish(topic, { id: 'm1', key: 'k', payload: { n: 1 } });
   const [row] = await leases.claim(topic, 1);
@@ -53,7 +55,7 @@ async function processOne(handler: Handler<unknown>, retryDelaysMs = [1000]) {
     database.db,
   );
   await queue.close();
-  return { outcomes, row: rows[0], now: clock.now() };
+  return { outcomes, row: rows[0], now: clock.now(), due };
 }
 
 test('a handled message is deleted', async () => {
@@ -65,10 +67,11 @@ test('a handled message is deleted', async () => {
 });
 
 test('a failure becomes visible again after its retry delay, the attempt spent', async () => {
-  const { outcomes, row, now } = await processOne(async () => {
+  const { outcomes, row, now, due } = await processOne(async () => {
     throw new Error('provider timeout');
   });
   assert.deepEqual(outcomes, ['retried']);
+  assert.deepEqual(due, [1000], 'the claim loop is told when to look again');
   assert.equal(row.status, 'ready');
   assert.equal(row.attempt, 1);
   assert.equal(row.last_error, 'Error: provider timeout');
@@ -76,10 +79,11 @@ test('a failure becomes visible again after its retry delay, the attempt spent',
 });
 
 test('RetryLater gives the attempt back', async () => {
-  const { outcomes, row, now } = await processOne(async () => {
+  const { outcomes, row, now, due } = await processOne(async () => {
     throw new RetryLater(5000);
   });
   assert.deepEqual(outcomes, ['deferred']);
+  assert.deepEqual(due, [5000]);
   assert.equal(row.attempt, 0);
   assert.equal(row.visible_at.getTime(), now.getTime() + 5000);
 });
@@ -90,6 +94,7 @@ test('a PermanentError, or the last attempt failing, makes the message dead', as
   });
   assert.deepEqual(permanent.outcomes, ['dead_lettered']);
   assert.equal(permanent.row.status, 'dead');
+  assert.deepEqual(permanent.due, [], 'nothing to look for later');
   const last = await processOne(async () => {
     throw new Error('down');
   }, []);

@@ -15,6 +15,8 @@ export interface RowProcessorOptions<T> {
   signal: AbortSignal;
   /** Receives `outcome` (topic, Outcome). */
   events: EventEmitter;
+  /** A row was put back for `delayMs`: the claim loop should look again when it comes due. */
+  retryDue(delayMs: number): void;
 }
 
 /**
@@ -43,6 +45,7 @@ export function createRowProcessor<T>(options: RowProcessorOptions<T>): (row: Cl
     await sql`update queue_messages set visible_at = ${at(step.delayMs)}, lease_until = null,
         last_error = ${message}, attempt = attempt - ${spent}
       where id = ${row.id} and attempt = ${row.attempt}`.execute(db);
+    options.retryDue(step.delayMs);
     events.emit('outcome', topic, step.kind === 'defer' ? 'deferred' : 'retried');
   }
 
