@@ -15,7 +15,7 @@ import {
 import { abArguments, loadScenario, type ScenarioApp, startScenarioApp } from './scenario-app.ts';
 
 /**
- * `node bench/ab.ts <scenario> <checkout A> <checkout B> [--cycles=6] [--duration=6] [--settle=1] [--warmup=6] [--connections=N]`
+ * `node bench/ab.ts <scenario> <checkout A> <checkout B> [--cycles=6] [--duration=6] [--settle=1] [--warmup=6] [--connections=N] [--freeze]`
  *
  * One scenario for two versions of the code at once: each checkout's app (its own database and
  * NATS namespace) and the bare baseline run side by side, servers on core 0 and autocannon on
@@ -31,6 +31,9 @@ import { abArguments, loadScenario, type ScenarioApp, startScenarioApp } from '.
  * Before the first cycle, each target gets `--warmup` seconds of load: a process's first seconds
  * under load cost more per request (compilation, heap sizing), and what is measured is a service
  * that has been running, not one still starting.
+ * `--freeze` stops (SIGSTOP) the apps that are not being loaded and resumes each for its turn:
+ * otherwise an idle app's own work (timers, queue polls, its database sessions) runs on the same
+ * core and the same database while the other is measured, and lands in the other's figures.
  */
 pinSelf();
 const { name, checkouts } = abArguments('ab.ts', '[--cycles=6] [--duration=6] [--settle=1] [--warmup=6]');
@@ -40,6 +43,7 @@ const duration = numberFlag('duration', 6);
 const settleSeconds = numberFlag('settle', 1);
 const warmupSeconds = numberFlag('warmup', scenario.warmup ?? 6);
 const connections = numberFlag('connections', scenario.connections ?? 100);
+const freeze = process.argv.includes('--freeze');
 
 interface Target {
   name: string;
@@ -103,12 +107,25 @@ try {
     },
     ...apps,
   );
-  for (const target of targets) await load('warm-up', { ...target.options, duration: warmupSeconds });
+  /** With --freeze: only `target`'s app runs (none for the baseline). */
+  const runOnly = (target: Target) => {
+    if (!freeze) return;
+    for (const app of apps) process.kill(app.pid!, app === target ? 'SIGCONT' : 'SIGSTOP');
+  };
+  const runAll = () => {
+    if (freeze) for (const app of apps) process.kill(app.pid!, 'SIGCONT');
+  };
+  for (const target of targets) {
+    runOnly(target);
+    await load('warm-up', { ...target.options, duration: warmupSeconds });
+  }
+  runAll();
   // As run.ts does: statistics after the warm-up, so pooled connections plan their prepared
   // statements for tables that hold rows (what autovacuum would have done by then).
   for (const app of apps) await app.app?.analyze();
   for (let cycle = 1; cycle <= cycles; cycle++) {
     for (const target of cycle % 2 ? targets : [...targets].reverse()) {
+      runOnly(target);
       // Settled first, and only then the CPU count starts: the steady state alone is measured.
       await settle(target.options, settleSeconds);
       const cpuBefore = target.pid ? processCpuMs(target.pid) : 0;
@@ -122,10 +139,12 @@ try {
       `cycle ${cycle}: ${targets.map((t) => `${t.name} ${t.rates.at(-1)!.toFixed(0)} req/s`).join(', ')}`,
     );
   }
+  runAll();
   report(targets);
   for (const app of apps)
     for (const line of (await scenario.verify?.(app.app!.base)) ?? []) console.log(`${app.name}: ${line}`);
 } finally {
+  for (const target of targets) if (target.app) process.kill(target.pid!, 'SIGCONT');
   await stopProcess(baselineChild);
   for (const target of targets) await target.app?.stop();
 }
