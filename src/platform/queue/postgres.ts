@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { EventEmitter } from 'node:events';
+import { EventEmitter, setMaxListeners } from 'node:events';
 import { sql } from 'kysely';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/index.ts';
@@ -61,6 +61,8 @@ export function createPostgresQueue(db: Db, clock: Clock, options: PostgresQueue
 
   function consume<T>(topic: string, opts: ConsumeOptions, handler: Handler<T>): Consumer {
     const abort = new AbortController();
+    // Every retry waiting to come due listens for the stop: one per message put back, not a leak.
+    setMaxListeners(0, abort.signal);
     const reportError = (error: unknown) => {
       events.emit('error', error);
     };
