@@ -144,9 +144,17 @@ try {
   for (const app of apps)
     for (const line of (await scenario.verify?.(app.app!.base)) ?? []) console.log(`${app.name}: ${line}`);
 } finally {
-  for (const target of targets) if (target.app) process.kill(target.pid!, 'SIGCONT');
+  // Resumed before they are stopped: a stopped process would not hear SIGTERM. One that has
+  // exited already is not there to resume.
+  if (freeze) for (const target of targets) if (target.app) resume(target.pid!);
   await stopProcess(baselineChild);
   for (const target of targets) await target.app?.stop();
+}
+
+function resume(pid: number) {
+  try {
+    process.kill(pid, 'SIGCONT');
+  } catch {}
 }
 
 function report([baseline, a, b]: Target[]) {
